@@ -1,0 +1,30 @@
+"""The ``mnemogate`` command line: one click group, one module per command family."""
+
+from __future__ import annotations
+
+import logging
+
+import click
+
+from gateway.cli.common import CONTEXT_SETTINGS
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.version_option(package_name="mnemogate")
+def cli() -> None:
+    """mnemogate — a chat-bot gateway whose memory is private to each user."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+
+def _register() -> None:
+    from gateway.cli import chat, doctor, memory_cmd, sessions_cmd
+
+    for command in (chat.chat, doctor.doctor, memory_cmd.memory, sessions_cmd.sessions):
+        cli.add_command(command)
+
+
+_register()
+
+
+def main() -> None:
+    cli(prog_name="mnemogate")

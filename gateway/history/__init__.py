@@ -1,0 +1,1 @@
+"""Session history in state.db: sessions, messages, full-text search."""

@@ -1,0 +1,62 @@
+"""Schema migrations of state.db. Add a new numbered function; never edit an applied one."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from gateway.history.db import migration, run_script
+
+
+@migration(1, "tenants, sessions, messages")
+def _v1(conn: sqlite3.Connection) -> None:
+    run_script(
+        conn,
+        """
+        CREATE TABLE tenants (
+            id          TEXT PRIMARY KEY,
+            namespace   TEXT NOT NULL UNIQUE,
+            created_at  REAL NOT NULL,
+            display_name TEXT
+        );
+        CREATE TABLE sessions (
+            id            TEXT PRIMARY KEY,
+            tenant_id     TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            session_key   TEXT NOT NULL,
+            source        TEXT NOT NULL,
+            chat_id       TEXT,
+            chat_type     TEXT NOT NULL DEFAULT 'dm',
+            scope_key     TEXT NOT NULL,
+            title         TEXT,
+            parent_id     TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+            started_at    REAL NOT NULL,
+            ended_at      REAL,
+            end_reason    TEXT,
+            system_prompt TEXT NOT NULL,
+            tools_json    TEXT NOT NULL,
+            model         TEXT,
+            incognito     INTEGER NOT NULL DEFAULT 0,
+            prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            cached_tokens     INTEGER NOT NULL DEFAULT 0,
+            user_turns    INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (tenant_id, title)
+        );
+        CREATE INDEX sessions_by_key ON sessions(tenant_id, session_key, started_at);
+        CREATE INDEX sessions_by_time ON sessions(tenant_id, started_at);
+        CREATE INDEX sessions_by_parent ON sessions(parent_id);
+        CREATE TABLE messages (
+            id          INTEGER PRIMARY KEY,
+            session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            tenant_id   TEXT NOT NULL,
+            role        TEXT NOT NULL,
+            content     TEXT NOT NULL DEFAULT '',
+            name        TEXT,
+            tool_calls  TEXT,
+            tool_call_id TEXT,
+            timestamp   REAL NOT NULL,
+            platform_message_id TEXT
+        );
+        CREATE INDEX messages_by_session ON messages(session_id, id);
+        CREATE INDEX messages_by_tenant ON messages(tenant_id);
+        """
+    )

@@ -1,0 +1,270 @@
+"""SessionStore: sessions and their messages, always addressed through a tenant.
+
+Every method takes the tenant first and binds it in every query, so there is no call that
+can read or change another tenant's rows.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from gateway.errors import NotFound
+from gateway.history.db import Database
+from gateway.llm.types import Usage
+from gateway.tenants import TenantId
+
+
+def new_session_id(now: float | None = None) -> str:
+    """Time-sortable, key-safe session id: ``YYYYMMDD_HHMMSS_<6 hex>``."""
+    stamp = datetime.fromtimestamp(now or time.time(), UTC).strftime("%Y%m%d_%H%M%S")
+    return f"{stamp}_{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    id: str
+    tenant: TenantId
+    session_key: str
+    source: str
+    chat_id: str | None
+    chat_type: str
+    scope_key: str
+    title: str | None
+    parent_id: str | None
+    started_at: float
+    ended_at: float | None
+    end_reason: str | None
+    system_prompt: str
+    tools_json: str
+    model: str | None
+    incognito: bool
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    user_turns: int
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        tools: list[dict[str, Any]] = json.loads(self.tools_json)
+        return tools
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A message to append; ``tool_calls`` is the OpenAI-shaped list for assistant turns."""
+
+    role: str
+    content: str
+    name: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    timestamp: float = field(default_factory=time.time)
+    platform_message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    id: int
+    session_id: str
+    role: str
+    content: str
+    name: str | None
+    tool_calls: list[dict[str, Any]] | None
+    tool_call_id: str | None
+    timestamp: float
+    platform_message_id: str | None
+
+    def to_llm(self) -> dict[str, Any]:
+        """The chat-completions shape of this message (history replay)."""
+        msg: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            msg["tool_calls"] = self.tool_calls
+        if self.tool_call_id:
+            msg["tool_call_id"] = self.tool_call_id
+        return msg
+
+
+_SESSION_COLUMNS = (
+    "id, tenant_id, session_key, source, chat_id, chat_type, scope_key, title, parent_id, "
+    "started_at, ended_at, end_reason, system_prompt, tools_json, model, incognito, "
+    "prompt_tokens, completion_tokens, cached_tokens, user_turns"
+)
+_MESSAGE_COLUMNS = (
+    "id, session_id, role, content, name, tool_calls, tool_call_id, timestamp, "
+    "platform_message_id"
+)
+
+
+def _session(row: sqlite3.Row) -> SessionRecord:
+    data = dict(row)
+    data["tenant"] = TenantId.parse(data.pop("tenant_id"))
+    data["incognito"] = bool(data["incognito"])
+    return SessionRecord(**data)
+
+
+def _message(row: sqlite3.Row) -> StoredMessage:
+    data = dict(row)
+    data["tool_calls"] = json.loads(data["tool_calls"]) if data["tool_calls"] else None
+    return StoredMessage(**data)
+
+
+class SessionStore:
+    """Tenant-scoped reads and writes of sessions and messages."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # --- tenants -------------------------------------------------------------------------
+    def ensure_tenant(self, conn: sqlite3.Connection, tenant: TenantId,
+                      display_name: str | None = None) -> None:
+        conn.execute(
+            "INSERT INTO tenants (id, namespace, created_at, display_name) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET display_name = COALESCE(excluded.display_name, "
+            "tenants.display_name)",
+            (str(tenant), tenant.namespace, time.time(), display_name),
+        )
+
+    # --- sessions ------------------------------------------------------------------------
+    def create_session(
+        self,
+        tenant: TenantId,
+        *,
+        session_key: str,
+        source: str,
+        system_prompt: str,
+        tools_json: str,
+        scope_key: str,
+        chat_id: str | None = None,
+        chat_type: str = "dm",
+        model: str | None = None,
+        parent_id: str | None = None,
+        title: str | None = None,
+        incognito: bool = False,
+        started_at: float | None = None,
+    ) -> SessionRecord:
+        started = started_at if started_at is not None else time.time()
+        session_id = new_session_id(started)
+
+        def insert(conn: sqlite3.Connection) -> None:
+            self.ensure_tenant(conn, tenant)
+            if parent_id is not None:
+                self._require(conn, tenant, parent_id)
+            conn.execute(
+                "INSERT INTO sessions (id, tenant_id, session_key, source, chat_id, chat_type, "
+                "scope_key, title, parent_id, started_at, system_prompt, tools_json, model, "
+                "incognito) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, str(tenant), session_key, source, chat_id, chat_type, scope_key,
+                 title, parent_id, started, system_prompt, tools_json, model, int(incognito)),
+            )
+
+        self.db.write(insert)
+        return self.get_session(tenant, session_id)
+
+    def get_session(self, tenant: TenantId, session_id: str) -> SessionRecord:
+        row = self.db.read(lambda c: self._require(c, tenant, session_id))
+        return _session(row)
+
+    def live_session(self, tenant: TenantId, session_key: str) -> SessionRecord | None:
+        """The newest session of this key that has not ended, if any."""
+        row = self.db.read(lambda c: c.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? AND session_key = ? "
+            "AND ended_at IS NULL ORDER BY started_at DESC, rowid DESC LIMIT 1",
+            (str(tenant), session_key),
+        ).fetchone())
+        return _session(row) if row else None
+
+    def end_session(self, tenant: TenantId, session_id: str, reason: str) -> None:
+        def update(conn: sqlite3.Connection) -> None:
+            self._require(conn, tenant, session_id)
+            conn.execute(
+                "UPDATE sessions SET ended_at = ?, end_reason = ? "
+                "WHERE tenant_id = ? AND id = ? AND ended_at IS NULL",
+                (time.time(), reason, str(tenant), session_id),
+            )
+
+        self.db.write(update)
+
+    def recent_sessions(self, tenant: TenantId, limit: int = 10) -> list[SessionRecord]:
+        rows = self.db.read(lambda c: c.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? "
+            "ORDER BY started_at DESC, rowid DESC LIMIT ?",
+            (str(tenant), limit),
+        ).fetchall())
+        return [_session(r) for r in rows]
+
+    # --- messages ------------------------------------------------------------------------
+    def record_turn(
+        self,
+        tenant: TenantId,
+        session_id: str,
+        messages: Sequence[NewMessage],
+        usage: Usage = Usage(),  # noqa: B008  (immutable)
+    ) -> list[int]:
+        """Append one turn's messages and its usage in a single transaction."""
+
+        def write(conn: sqlite3.Connection) -> list[int]:
+            session = _session(self._require(conn, tenant, session_id))
+            ids = self._insert_messages(conn, session, messages)
+            user_turns = sum(1 for m in messages if m.role == "user")
+            conn.execute(
+                "UPDATE sessions SET prompt_tokens = prompt_tokens + ?, "
+                "completion_tokens = completion_tokens + ?, cached_tokens = cached_tokens + ?, "
+                "user_turns = user_turns + ? WHERE tenant_id = ? AND id = ?",
+                (usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens,
+                 user_turns, str(tenant), session_id),
+            )
+            return ids
+
+        return self.db.write(write)
+
+    def append_messages(self, tenant: TenantId, session_id: str,
+                        messages: Sequence[NewMessage]) -> list[int]:
+        def write(conn: sqlite3.Connection) -> list[int]:
+            session = _session(self._require(conn, tenant, session_id))
+            return self._insert_messages(conn, session, messages)
+
+        return self.db.write(write)
+
+    def messages(self, tenant: TenantId, session_id: str) -> list[StoredMessage]:
+        def query(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+            self._require(conn, tenant, session_id)
+            return conn.execute(
+                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE tenant_id = ? AND session_id = ? "
+                "ORDER BY id",
+                (str(tenant), session_id),
+            ).fetchall()
+
+        return [_message(r) for r in self.db.read(query)]
+
+    # --- internals -----------------------------------------------------------------------
+    def _insert_messages(self, conn: sqlite3.Connection, session: SessionRecord,
+                         messages: Sequence[NewMessage]) -> list[int]:
+        ids: list[int] = []
+        for msg in messages:
+            cur = conn.execute(
+                "INSERT INTO messages (session_id, tenant_id, role, content, name, tool_calls, "
+                "tool_call_id, timestamp, platform_message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (session.id, str(session.tenant), msg.role, msg.content, msg.name,
+                 json.dumps(msg.tool_calls, ensure_ascii=False) if msg.tool_calls else None,
+                 msg.tool_call_id, msg.timestamp, msg.platform_message_id),
+            )
+            assert cur.lastrowid is not None
+            ids.append(cur.lastrowid)
+        return ids
+
+    @staticmethod
+    def _require(conn: sqlite3.Connection, tenant: TenantId, session_id: str) -> sqlite3.Row:
+        row: sqlite3.Row | None = conn.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? AND id = ?",
+            (str(tenant), session_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no session {session_id!r} for {tenant}")
+        return row

@@ -1,0 +1,303 @@
+"""Configuration: read once at start-up, validated, immutable.
+
+Sources, later wins: defaults → TOML file (``$MNEMOGATE_CONFIG``, else
+``$MNEMOGATE_HOME/config.toml`` when present) → environment. Environment names are
+``MNEMOGATE_<FIELD>`` and ``MNEMOGATE_<SECTION>__<KEY>``, plus the platform/provider names
+``TELEGRAM_BOT_TOKEN``, ``DISCORD_BOT_TOKEN`` and ``HONCHO_*``. This is the only module that
+reads the process environment; everything else receives a :class:`Settings`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from gateway.errors import ConfigError
+
+ENV_PREFIX = "MNEMOGATE_"
+SECRET_KEYS = frozenset({"api_key", "bot_token", "token"})
+
+# Environment names outside the MNEMOGATE_ prefix that the product documents.
+EXTERNAL_ENV: dict[str, tuple[str, str]] = {
+    "TELEGRAM_BOT_TOKEN": ("telegram", "bot_token"),
+    "DISCORD_BOT_TOKEN": ("discord", "bot_token"),
+    "HONCHO_BASE_URL": ("honcho", "base_url"),
+    "HONCHO_API_KEY": ("honcho", "api_key"),
+    "HONCHO_WORKSPACE": ("honcho", "workspace"),
+}
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _split_csv(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class LLMSettings(_Section):
+    """An OpenAI-compatible chat-completions endpoint."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(default=120.0, gt=0)
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
+    context_window: int = Field(default=32_768, ge=1024)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url and self.model)
+
+
+class AgentSettings(_Section):
+    """The agent's identity and the limits of one turn."""
+
+    name: str = "mnemogate"
+    persona: str = (
+        "You are a helpful, candid assistant. You remember each person you talk to "
+        "through your memory tools, and you never reveal one person's memories to another."
+    )
+    max_tool_iterations: int = Field(default=8, ge=1, le=50)
+    max_message_chars: int = Field(default=16_000, ge=100)
+
+
+class MemorySettings(_Section):
+    """Curated memory (MEMORY.md / USER.md) and background review."""
+
+    memory_char_limit: int = Field(default=2200, ge=100)
+    user_char_limit: int = Field(default=1375, ge=100)
+    nudge_interval: int = Field(default=10, ge=0)
+    flush_min_turns: int = Field(default=6, ge=0)
+    write_approval: bool = False
+    notifications: Literal["off", "on", "verbose"] = "on"
+    provider: str | None = None
+
+
+class SessionsSettings(_Section):
+    """Session history, compression and retention."""
+
+    write_transcripts: bool = False
+    retention_days: int | None = Field(default=None, ge=1)
+    summarize: bool = False
+    compression_threshold: float = Field(default=0.75, gt=0.1, le=1.0)
+    protect_first: int = Field(default=3, ge=0)
+    protect_last: int = Field(default=20, ge=1)
+
+
+class RecallSettings(_Section):
+    """Provider recall cached in Redis between turns."""
+
+    first_turn_budget_s: float = Field(default=2.0, ge=0)
+    cache_ttl_s: int = Field(default=3600, ge=1)
+    provider_timeout_s: float = Field(default=10.0, gt=0)
+
+
+class TelegramSettings(_Section):
+    bot_token: SecretStr | None = None
+    base_url: str | None = None
+    webhook_url: str | None = None
+    webhook_secret: SecretStr | None = None
+
+
+class DiscordSettings(_Section):
+    bot_token: SecretStr | None = None
+    api_base_url: str | None = None
+    gateway_url: str | None = None
+    channels: Annotated[list[str], NoDecode] = Field(default_factory=list)
+
+    _csv = field_validator("channels", mode="before")(classmethod(lambda cls, v: _split_csv(v)))
+
+
+class AccessSettings(_Section):
+    allowed_users: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    admins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    allow_all: bool = False
+    messages_per_minute: int = Field(default=20, ge=1)
+    daily_token_budget: int | None = Field(default=None, ge=1)
+
+    _csv = field_validator("allowed_users", "admins", mode="before")(
+        classmethod(lambda cls, v: _split_csv(v))
+    )
+
+
+class GroupsSettings(_Section):
+    memory: Literal["isolated", "private", "off"] = "isolated"
+    require_mention: bool = True
+
+
+class HonchoSettings(_Section):
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    workspace: str = "mnemogate"
+    ai_peer: str = "mnemogate"
+    peer_prefix: str = ""
+
+
+class Settings(BaseSettings):
+    """Every setting of mnemogate; see README's configuration table."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+        case_sensitive=False,
+    )
+
+    home: Path = Field(default_factory=lambda: Path.home() / ".mnemogate")
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    redis_prefix: str = Field(default="mnemogate", pattern=r"^[A-Za-z0-9_-]{1,32}$")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    aux_llm: LLMSettings = Field(default_factory=LLMSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    sessions: SessionsSettings = Field(default_factory=SessionsSettings)
+    recall: RecallSettings = Field(default_factory=RecallSettings)
+    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+    discord: DiscordSettings = Field(default_factory=DiscordSettings)
+    access: AccessSettings = Field(default_factory=AccessSettings)
+    groups: GroupsSettings = Field(default_factory=GroupsSettings)
+    honcho: HonchoSettings = Field(default_factory=HonchoSettings)
+
+    @field_validator("home", mode="after")
+    @classmethod
+    def _expand_home(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        if not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must be a redis://, rediss:// or unix:// URL")
+        return value
+
+    @property
+    def aux(self) -> LLMSettings:
+        """The auxiliary model: its own endpoint where configured, else the main one."""
+        if not (self.aux_llm.base_url or self.aux_llm.model):
+            return self.llm
+        return self.llm.model_copy(update=self.aux_llm.model_dump(exclude_unset=True))
+
+    @property
+    def state_db(self) -> Path:
+        return self.home / "state.db"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # First wins: explicit arguments, MNEMOGATE_* env, the other documented env names,
+        # then the TOML file. No .env file is read: secrets come from the real environment.
+        return (
+            init_settings,
+            env_settings,
+            _ExternalEnvSource(settings_cls),
+            _TomlSource(settings_cls),
+        )
+
+
+class _ExternalEnvSource(PydanticBaseSettingsSource):
+    """TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN and HONCHO_* mapped into their sections."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        found: dict[str, dict[str, str]] = {}
+        for env_name, (section, key) in EXTERNAL_ENV.items():
+            value = os.environ.get(env_name)
+            if value:
+                found.setdefault(section, {})[key] = value
+        return found
+
+
+def config_file_path(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The TOML file to read: $MNEMOGATE_CONFIG, else $MNEMOGATE_HOME/config.toml if present."""
+    env = os.environ if environ is None else environ
+    explicit = env.get(ENV_PREFIX + "CONFIG")
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"MNEMOGATE_CONFIG points to {path}, which is not a file")
+        return path
+    home = Path(env.get(ENV_PREFIX + "HOME") or Path.home() / ".mnemogate").expanduser()
+    candidate = home / "config.toml"
+    return candidate if candidate.is_file() else None
+
+
+class _TomlSource(PydanticBaseSettingsSource):
+    """The TOML config file; refuses secrets, which belong in the environment."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = config_file_path()
+        if path is None:
+            return {}
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+        for section, table in data.items():
+            if isinstance(table, dict):
+                leaked = SECRET_KEYS.intersection(table)
+                if leaked:
+                    key = sorted(leaked)[0]
+                    raise ConfigError(
+                        f"{path}: [{section}] {key} is a secret and must come from the "
+                        f"environment ({_env_name(section, key)}), not the config file"
+                    )
+        return data
+
+
+def _env_name(section: str, key: str) -> str:
+    for env_name, target in EXTERNAL_ENV.items():
+        if target == (section, key):
+            return env_name
+    return f"{ENV_PREFIX}{section.upper()}__{key.upper()}"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read and validate the configuration, or raise ConfigError naming what is wrong."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = [str(part) for part in err["loc"]]
+            where = ".".join(loc) or "settings"
+            env = _env_name(loc[0], loc[1]) if len(loc) >= 2 else f"{ENV_PREFIX}{where.upper()}"
+            problems.append(f"{where} ({env}): {err['msg']}")
+        raise ConfigError("invalid configuration: " + "; ".join(problems)) from None
