@@ -32,6 +32,9 @@ def parse_tenant(
 
 
 tenant_option = click.option(
-    "--tenant", "tenant", required=True, callback=parse_tenant,
+    "--tenant",
+    "tenant",
+    required=True,
+    callback=parse_tenant,
     help="Tenant id: telegram:<id>, discord:<id> or console:<name>.",
 )

@@ -1,0 +1,1 @@
+"""The agent: frozen system prompt, the turn's tool loop, chat commands."""

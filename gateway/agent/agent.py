@@ -1,0 +1,218 @@
+"""The Agent: runs one turn for a conversation (SPEC §5) and manages its live session."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.agent.hooks import NoHooks, TurnEvent, TurnHooks
+from gateway.agent.locks import KeyedLocks
+from gateway.agent.loop import Tool, run_tool_loop
+from gateway.agent.prompt import build_frozen_prompt
+from gateway.errors import LLMError, UserInputError
+from gateway.history.search import SessionSearch
+from gateway.history.search_tool import SessionSearchTool
+from gateway.history.store import NewMessage, SessionRecord, SessionStore
+from gateway.llm.client import LLMClient
+from gateway.llm.types import Usage
+from gateway.memory.store import MemoryStore, WriteResult
+from gateway.memory.tool import MemoryTool
+from gateway.routing import Conversation
+from gateway.security.fence import wrap_recalled
+from gateway.settings import Settings
+from gateway.tenants import MemoryScope
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class TurnResult:
+    """What the platform sends back, and what background work needs to know."""
+
+    reply: str
+    session_id: str
+    usage: Usage = field(default_factory=Usage)
+    memory_writes: list[WriteResult] = field(default_factory=list)
+    error: str | None = None
+
+
+class Agent:
+    """Builds requests from the frozen prompt + history, runs the tool loop, persists the turn."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        sessions: SessionStore,
+        memory: MemoryStore,
+        search: SessionSearch,
+        llm: LLMClient,
+        hooks: TurnHooks | None = None,
+    ) -> None:
+        self.settings = settings
+        self.sessions = sessions
+        self.memory = memory
+        self.search = search
+        self.llm = llm
+        self.hooks: TurnHooks = hooks or NoHooks()
+        self.locks = KeyedLocks()
+
+    # --- sessions ------------------------------------------------------------------------
+    def scope_for(self, conversation: Conversation) -> MemoryScope | None:
+        return conversation.memory_scope(self.settings.groups.memory)
+
+    def start_session(
+        self,
+        conversation: Conversation,
+        *,
+        incognito: bool = False,
+        parent: SessionRecord | None = None,
+        title: str | None = None,
+    ) -> SessionRecord:
+        """Capture a fresh frozen prompt from the memory on disk and open a session."""
+        scope = self.scope_for(conversation)
+        frozen = build_frozen_prompt(
+            self.settings.agent, self.memory, conversation, scope, incognito=incognito
+        )
+        return self.sessions.create_session(
+            conversation.tenant,
+            session_key=conversation.session_key,
+            source=conversation.platform,
+            chat_id=conversation.chat_id,
+            chat_type=conversation.chat_type,
+            scope_key=conversation.search_scope_key(),
+            system_prompt=frozen.system_prompt,
+            tools_json=frozen.tools_json,
+            model=self.settings.llm.model,
+            parent_id=parent.id if parent else None,
+            title=title,
+            incognito=incognito,
+        )
+
+    def current_session(self, conversation: Conversation) -> SessionRecord:
+        live = self.sessions.live_session(conversation.tenant, conversation.session_key)
+        return live if live is not None else self.start_session(conversation)
+
+    def new_session(
+        self, conversation: Conversation, *, incognito: bool = False, reason: str = "new"
+    ) -> SessionRecord:
+        """End the live session (if any) and start another."""
+        live = self.sessions.live_session(conversation.tenant, conversation.session_key)
+        if live is not None:
+            self.sessions.end_session(conversation.tenant, live.id, reason)
+        return self.start_session(conversation, incognito=incognito)
+
+    # --- the turn ------------------------------------------------------------------------
+    def check_input(self, text: str) -> str:
+        cleaned = text.replace("\x00", "").strip()
+        if not cleaned:
+            raise UserInputError("The message is empty.")
+        limit = self.settings.agent.max_message_chars
+        if len(cleaned) > limit:
+            raise UserInputError(
+                f"The message is {len(cleaned):,} characters long; the limit is {limit:,}. "
+                "Please shorten it or split it into several messages."
+            )
+        return cleaned
+
+    async def run_turn(
+        self,
+        conversation: Conversation,
+        text: str,
+        *,
+        recall: str | None = None,
+        platform_message_id: str | None = None,
+    ) -> TurnResult:
+        """One user message → tool loop → reply, persisted; messages of a session in order."""
+        cleaned = self.check_input(text)
+        async with self.session_lock(conversation):
+            return await self._turn(conversation, cleaned, recall, platform_message_id)
+
+    def session_lock(self, conversation: Conversation) -> AbstractAsyncContextManager[None]:
+        """Held while a turn (or a session switch) of this conversation runs."""
+        return self.locks.hold(f"{conversation.tenant}|{conversation.session_key}")
+
+    async def _turn(
+        self,
+        conversation: Conversation,
+        text: str,
+        recall: str | None,
+        platform_message_id: str | None,
+    ) -> TurnResult:
+        tenant = conversation.tenant
+        session = await asyncio.to_thread(self.current_session, conversation)
+        history = await asyncio.to_thread(self.sessions.messages, tenant, session.id)
+        user_message = NewMessage(
+            role="user",
+            content=text,
+            name=conversation.display_name,
+            platform_message_id=platform_message_id,
+        )
+        request: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt}]
+        request.extend(m.to_llm() for m in history)
+        fenced = wrap_recalled(recall) if recall else ""
+        request.append({"role": "user", "content": f"{text}\n\n{fenced}" if fenced else text})
+
+        memory_tool = self._memory_tool(conversation, session)
+        tools: dict[str, Tool] = {
+            "session_search": SessionSearchTool(
+                self.search,
+                tenant=tenant,
+                scope_key=session.scope_key,
+                chat_type=session.chat_type,
+                current_session_id=session.id,
+            ),
+        }
+        if memory_tool is not None:
+            tools["memory"] = memory_tool
+
+        started = time.monotonic()
+        try:
+            loop = await run_tool_loop(
+                self.llm,
+                request,
+                session.tools,
+                tools,
+                max_iterations=self.settings.agent.max_tool_iterations,
+            )
+        except LLMError as exc:
+            log.warning("turn for %s failed: %s", tenant, exc)
+            await asyncio.to_thread(self.sessions.record_turn, tenant, session.id, [user_message])
+            return TurnResult(
+                reply=(
+                    "Sorry — I can't reach the language model right now "
+                    f"({exc}). Your message was kept; please try again shortly."
+                ),
+                session_id=session.id,
+                error=str(exc),
+            )
+        stored = [user_message, *(_to_new_message(m) for m in loop.messages)]
+        await asyncio.to_thread(self.sessions.record_turn, tenant, session.id, stored, loop.usage)
+        writes = list(memory_tool.writes) if memory_tool is not None else []
+        result = TurnResult(
+            reply=loop.text, session_id=session.id, usage=loop.usage, memory_writes=writes
+        )
+        log.debug("turn %s took %.1f ms", session.id, (time.monotonic() - started) * 1000)
+        await self.hooks.after_turn(
+            TurnEvent(conversation, session, text, result.reply, writes, loop.last_prompt_tokens)
+        )
+        return result
+
+    def _memory_tool(self, conversation: Conversation, session: SessionRecord) -> MemoryTool | None:
+        scope = self.scope_for(conversation)
+        if scope is None or session.incognito:
+            return None
+        return MemoryTool(self.memory, scope, origin="user-chat")
+
+
+def _to_new_message(message: dict[str, Any]) -> NewMessage:
+    return NewMessage(
+        role=message["role"],
+        content=message.get("content") or "",
+        tool_calls=message.get("tool_calls"),
+        tool_call_id=message.get("tool_call_id"),
+    )

@@ -1,0 +1,97 @@
+"""Chat commands about sessions: ``/sessions``, ``/resume``, ``/title``, ``/search``."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from gateway.agent.agent import Agent
+from gateway.agent.commands import command
+from gateway.errors import NotFound, UserInputError
+from gateway.history import lineage
+from gateway.history.search import SearchResult
+from gateway.routing import Conversation
+
+
+def _date(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+@command("sessions", "/sessions", "List your recent conversations here.")
+async def _sessions(agent: Agent, conversation: Conversation, args: str) -> str:
+    rows = await asyncio.to_thread(
+        lineage.scope_sessions, agent.sessions.db, conversation.tenant,
+        conversation.search_scope_key(), 10,
+    )
+    if not rows:
+        return "No conversations yet."
+    live = agent.sessions.live_session(conversation.tenant, conversation.session_key)
+    lines = ["Recent conversations (resume with /resume <title or id>):"]
+    for row in rows:
+        marker = "▶ " if live is not None and live.id == row["id"] else "  "
+        title = row["title"] or "(untitled)"
+        private = " [private]" if row["incognito"] else ""
+        lines.append(f"{marker}{title}{private} — {_date(row['started_at'])}, "
+                     f"{row['message_count']} messages, id {row['id']}")
+    return "\n".join(lines)
+
+
+@command("resume", "/resume <title|id>", "Continue an earlier conversation.")
+async def _resume(agent: Agent, conversation: Conversation, args: str) -> str:
+    if not args:
+        return "Usage: /resume <title or id> — /sessions lists them."
+    try:
+        target = await asyncio.to_thread(
+            lineage.resolve_resume_target, agent.sessions.db, conversation.tenant, args,
+            conversation.search_scope_key(),
+        )
+    except NotFound as exc:
+        return str(exc)
+    async with agent.session_lock(conversation):
+        await asyncio.to_thread(lineage.reopen, agent.sessions.db, conversation.tenant,
+                                target, conversation.session_key)
+    session = agent.sessions.get_session(conversation.tenant, target)
+    return f"Resumed “{session.title or session.id}”."
+
+
+@command("title", "/title [name]", "Show or set this conversation's title.")
+async def _title(agent: Agent, conversation: Conversation, args: str) -> str:
+    session = await asyncio.to_thread(agent.current_session, conversation)
+    if not args:
+        return f"Title: {session.title}" if session.title else "This conversation has no title."
+    from gateway.agent.titles import clean_title
+
+    wanted = clean_title(args)
+    if not wanted:
+        return "Usage: /title <name>"
+    try:
+        await asyncio.to_thread(lineage.set_title, agent.sessions.db, conversation.tenant,
+                                session.id, wanted)
+    except UserInputError as exc:
+        return str(exc)
+    return f"Title set: {wanted}"
+
+
+@command("search", "/search <query>", "Search your past conversations here.")
+async def _search(agent: Agent, conversation: Conversation, args: str) -> str:
+    if not args:
+        return 'Usage: /search <words, "exact phrase", OR, NOT, prefix*>'
+    result = await asyncio.to_thread(
+        agent.search.search, conversation.tenant, args,
+        scope_key=conversation.search_scope_key(), chat_type=conversation.chat_type,
+        current_session_id=None, limit=5,
+    )
+    return format_search(result)
+
+
+def format_search(result: SearchResult) -> str:
+    data = result.to_dict()
+    hits = data.get("results") or data.get("sessions") or []
+    if not hits:
+        return "Nothing found."
+    lines = []
+    for hit in hits:
+        title = hit.get("title") or "(untitled)"
+        lines.append(f"• {title} — {hit.get('date') or hit.get('started_at', '')}, "
+                     f"id {hit.get('session_id')}\n  {hit.get('snippet', '')}")
+    return "\n".join(lines)

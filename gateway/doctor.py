@@ -1,0 +1,133 @@
+"""Health checks behind ``mnemogate doctor``: each says what is wrong and how to fix it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import redis
+
+from gateway.errors import LLMError, MnemogateError
+from gateway.fsutil import ensure_private_dir
+from gateway.history.db import Database
+from gateway.llm.client import LLMClient
+from gateway.settings import LLMSettings, Settings
+
+Status = Literal["ok", "warn", "fail"]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    def line(self) -> str:
+        mark = {"ok": "✓", "warn": "!", "fail": "✗"}[self.status]
+        text = f"{mark} {self.name}: {self.detail}"
+        return f"{text}\n    fix: {self.fix}" if self.fix else text
+
+
+def check_home(settings: Settings) -> Check:
+    try:
+        ensure_private_dir(settings.home)
+    except OSError as exc:
+        return Check(
+            "data directory",
+            "fail",
+            f"{settings.home}: {exc}",
+            "set MNEMOGATE_HOME to a directory you can write",
+        )
+    if not os.access(settings.home, os.W_OK):
+        return Check(
+            "data directory",
+            "fail",
+            f"{settings.home} is not writable",
+            "fix its permissions or set MNEMOGATE_HOME elsewhere",
+        )
+    return Check("data directory", "ok", str(settings.home))
+
+
+def check_sqlite() -> Check:
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE p USING fts5(x, tokenize='porter unicode61')")
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='trigram')")
+    except sqlite3.Error as exc:
+        return Check(
+            "sqlite",
+            "fail",
+            f"SQLite {sqlite3.sqlite_version}: {exc}",
+            "use a Python built against SQLite ≥ 3.34 with FTS5 enabled",
+        )
+    finally:
+        conn.close()
+    return Check("sqlite", "ok", f"SQLite {sqlite3.sqlite_version} with FTS5 and trigram")
+
+
+def check_state_db(settings: Settings) -> Check:
+    try:
+        db = Database(settings.state_db)
+    except MnemogateError as exc:
+        return Check("state.db", "fail", str(exc), "check the file and disk space")
+    version = db.schema_version
+    db.close()
+    return Check("state.db", "ok", f"{settings.state_db} (schema v{version})")
+
+
+def check_redis(settings: Settings) -> Check:
+    client = redis.Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=2)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        return Check(
+            "redis",
+            "warn",
+            f"{settings.redis_url} did not answer ({exc})",
+            "start Redis or set MNEMOGATE_REDIS_URL; turns still work without "
+            "it, background jobs wait in the outbox",
+        )
+    finally:
+        client.close()
+    return Check("redis", "ok", settings.redis_url)
+
+
+async def check_llm(name: str, llm: LLMSettings, env: str) -> Check:
+    if not llm.configured:
+        return Check(
+            name,
+            "fail",
+            "not configured",
+            f"set {env}__BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama) and {env}__MODEL",
+        )
+    async with LLMClient(llm, role=name) as client:
+        try:
+            detail = await client.ping()
+        except LLMError as exc:
+            return Check(
+                name,
+                "fail",
+                str(exc),
+                "start the model server or fix the URL / API key",
+            )
+    return Check(name, "ok", f"{llm.base_url} model {llm.model}: {detail}")
+
+
+def run_checks(settings: Settings) -> list[Check]:
+    sync_checks: list[Callable[[], Check]] = [
+        lambda: check_home(settings),
+        check_sqlite,
+        lambda: check_state_db(settings),
+        lambda: check_redis(settings),
+    ]
+    checks = [Check("config", "ok", "loaded and valid")]
+    checks.extend(check() for check in sync_checks)
+    checks.append(asyncio.run(check_llm("llm", settings.llm, "MNEMOGATE_LLM")))
+    if settings.aux is not settings.llm:
+        checks.append(asyncio.run(check_llm("aux_llm", settings.aux, "MNEMOGATE_AUX_LLM")))
+    return checks
