@@ -1,0 +1,353 @@
+"""The MemoryProvider interface and the typed values the gateway passes to a provider.
+
+A provider is an external long-term memory backend (Honcho, a local fact store, ...). The
+interface is small: four required members, everything else a no-op hook. Every call that
+concerns a tenant receives the :class:`ProviderContext` the gateway built; model-supplied
+arguments never name the tenant (see :data:`RESERVED_ARGUMENTS`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+
+from gateway.routing import ChatType, Conversation
+from gateway.tenants import TenantId
+from providers.errors import InvalidProvider
+
+if TYPE_CHECKING:
+    from gateway.memory.operations import Action
+    from gateway.memory.store import Origin, Target
+    from gateway.settings import Settings
+
+CORE_TOOL_NAMES = frozenset({"memory", "session_search"})
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+PROVIDER_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+# Parameters a provider tool may not declare: who the tenant is comes from the context.
+RESERVED_ARGUMENTS = frozenset(
+    {"tenant", "tenant_id", "namespace", "user_id", "peer_id", "user_peer_id", "ai_peer_id"}
+    | {"memory_scope_key", "workspace"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderContext:
+    """Who and where a provider call is for; built by the gateway (or a worker), never by a model.
+
+    ``memory_scope_key`` is the tenant's namespace in direct messages and
+    ``<namespace>.<group namespace>`` for an isolated group scope (§7): a provider that keeps
+    facts per user should key them by it so nothing learned in a DM reaches a group reply.
+    """
+
+    tenant: TenantId
+    namespace: str
+    user_peer_id: str
+    ai_peer_id: str
+    session_id: str
+    session_key: str
+    platform: str
+    chat_type: ChatType
+    memory_scope_key: str
+    home: Path
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.namespace != self.tenant.namespace:
+            problems.append(f"namespace {self.namespace!r} is not {self.tenant}'s")
+        if self.platform != self.tenant.platform:
+            problems.append(f"platform {self.platform!r} is not {self.tenant}'s")
+        if self.chat_type not in ("dm", "group"):
+            problems.append(f"chat type {self.chat_type!r} is not 'dm' or 'group'")
+        if self.memory_scope_key != self.namespace and not self.memory_scope_key.startswith(
+            self.namespace + "."
+        ):
+            problems.append(f"memory scope {self.memory_scope_key!r} is not {self.tenant}'s")
+        if not (self.session_id and self.session_key and self.user_peer_id and self.ai_peer_id):
+            problems.append("session id, session key and peer ids must not be empty")
+        if problems:
+            raise ValueError("invalid provider context: " + "; ".join(problems))
+
+    @classmethod
+    def for_conversation(
+        cls, conversation: Conversation, *, session_id: str, settings: Settings
+    ) -> ProviderContext:
+        """The context of one session of ``conversation``; peer naming comes from settings."""
+        tenant = conversation.tenant
+        scope = conversation.memory_scope(settings.groups.memory)
+        return cls(
+            tenant=tenant,
+            namespace=tenant.namespace,
+            user_peer_id=f"{settings.honcho.peer_prefix}{tenant.namespace}",
+            ai_peer_id=settings.honcho.ai_peer,
+            session_id=session_id,
+            session_key=conversation.session_key,
+            platform=tenant.platform,
+            chat_type=conversation.chat_type,
+            memory_scope_key=scope.key if scope else conversation.search_scope_key(),
+            home=settings.home,
+        )
+
+    def to_payload(self) -> dict[str, str]:
+        """JSON-safe form for job payloads; :meth:`from_payload` validates it again."""
+        return {item.name: str(getattr(self, item.name)) for item in fields(self)}
+
+    @classmethod
+    def from_payload(cls, data: Mapping[str, str]) -> ProviderContext:
+        if data["chat_type"] not in ("dm", "group"):
+            raise ValueError(f"invalid chat type {data['chat_type']!r}")
+        chat_type: ChatType = "dm" if data["chat_type"] == "dm" else "group"
+        return cls(
+            tenant=TenantId.parse(data["tenant"]),
+            namespace=data["namespace"],
+            user_peer_id=data["user_peer_id"],
+            ai_peer_id=data["ai_peer_id"],
+            session_id=data["session_id"],
+            session_key=data["session_key"],
+            platform=data["platform"],
+            chat_type=chat_type,
+            memory_scope_key=data["memory_scope_key"],
+            home=Path(data["home"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RecallQuery:
+    """What to recall for: the user's latest message and how many user turns came before."""
+
+    text: str
+    turn_index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SyncedTurn:
+    """One finished turn sent to the provider; ``turn_id`` is unique within the session."""
+
+    user: str
+    assistant: str
+    session_id: str
+    turn_id: str
+    timestamp: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStart:
+    turn_index: int
+    user_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnd:
+    session_id: str
+    reason: Literal["new", "reset", "idle", "shutdown"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSwitch:
+    """The context's session replaces ``previous_session_id`` (``/new``, resume, compression)."""
+
+    previous_session_id: str
+    reason: Literal["new", "resume", "compression"]
+
+
+@dataclass(frozen=True, slots=True)
+class Delegation:
+    """A sub-task the agent delegated and what came back."""
+
+    task: str
+    result: str
+    child_session_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteMetadata:
+    origin: Origin
+    time: datetime
+    scope_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWriteEvent:
+    """A successful curated-memory write; ``content`` is the entry after it, ``previous`` before.
+
+    add: ``previous`` is None; replace: both set; remove: ``content`` is "".
+    """
+
+    action: Action
+    target: Target
+    content: str
+    metadata: WriteMetadata
+    previous: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigField:
+    """One question of the setup wizard; secrets belong in ``env_var``, never in a file."""
+
+    name: str
+    description: str
+    secret: bool = False
+    env_var: str | None = None
+    default: str | None = None
+
+
+class MemoryProvider(ABC):
+    """An external memory backend; subclass it and override what the backend supports.
+
+    Lifecycle:
+
+    * **Created once per process** (gateway or worker) by the registry through
+      :meth:`from_settings`; it must not touch the network there.
+    * :meth:`is_available` is checked when the manager registers it (no network: is the
+      configuration present?). :meth:`tool_schemas` is read once then and must stay the same
+      for the life of the process, because the tools array is part of the cached prompt.
+    * :meth:`initialize` runs once per (tenant, session) context, in the gateway when a
+      session starts and again in each worker job that needs the context; it must be
+      idempotent (create peers/sessions if missing).
+    * Gateway (per turn): :meth:`system_prompt_block` when a session's prompt is frozen,
+      :meth:`on_turn_start`, :meth:`handle_tool_call`, :meth:`on_pre_compress`,
+      :meth:`on_session_switch`, :meth:`on_session_end`, :meth:`on_delegation`.
+      Workers: :meth:`sync_turn` (``sync`` queue; a retried job may deliver a ``turn_id``
+      again, store it once) and :meth:`recall` (``recall`` queue; the caller caches the text
+      in Redis and fences it). :meth:`on_memory_write` runs wherever the write happened (the
+      chat in the gateway, background review in a worker).
+    * :meth:`shutdown` once when the process stops.
+
+    All methods are **synchronous**: real backends use blocking SDKs, and RQ workers are
+    synchronous. The :class:`~providers.manager.MemoryManager` runs each call in a worker
+    thread with a timeout, so a provider never blocks the event loop and never needs to guard
+    itself against slowness or crashes — but it must be thread-safe, because calls for
+    different tenants run concurrently. The tenant is always the ``ctx`` argument: a provider
+    keeps no "current tenant" state between calls.
+    """
+
+    name: ClassVar[str] = ""
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Self:
+        """Build the provider from validated settings; the default takes no configuration."""
+        return cls()
+
+    @abstractmethod
+    def is_available(self) -> bool:
+        """Whether the configuration needed to work is present; no network access."""
+
+    @abstractmethod
+    def initialize(self, ctx: ProviderContext) -> None:
+        """Prepare for calls in ``ctx`` (idempotent)."""
+
+    @abstractmethod
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """OpenAI function-tool definitions offered to the model; may be empty."""
+
+    def system_prompt_block(self) -> str:
+        """Static text for the frozen system prompt (no per-tenant data)."""
+        return ""
+
+    def recall(self, ctx: ProviderContext, query: RecallQuery) -> str:
+        """Background text for the next turn of ``ctx``; "" when there is nothing."""
+        return ""
+
+    def sync_turn(self, ctx: ProviderContext, turn: SyncedTurn) -> None:
+        """Store a finished turn; called once per turn, in order, by the sync job."""
+        return None
+
+    def handle_tool_call(self, ctx: ProviderContext, name: str, args: dict[str, Any]) -> str:
+        """Answer one of this provider's tools with JSON text."""
+        return tool_error(f"unknown tool {name!r}")
+
+    def shutdown(self) -> None:
+        """Flush and close connections."""
+        return None
+
+    def on_turn_start(self, ctx: ProviderContext, turn: TurnStart) -> None:
+        """A user message arrived and a turn starts."""
+        return None
+
+    def on_session_end(self, ctx: ProviderContext, end: SessionEnd) -> None:
+        """The session of ``ctx`` ended."""
+        return None
+
+    def on_session_switch(self, ctx: ProviderContext, switch: SessionSwitch) -> None:
+        """``ctx`` is the new session that replaces ``switch.previous_session_id``."""
+        return None
+
+    def on_pre_compress(self, ctx: ProviderContext, messages: Sequence[Mapping[str, Any]]) -> str:
+        """Text added to the compression summary prompt for the dropped ``messages``."""
+        return ""
+
+    def on_memory_write(self, ctx: ProviderContext, event: MemoryWriteEvent) -> None:
+        """A curated-memory write succeeded in ``ctx``'s scope."""
+        return None
+
+    def on_delegation(self, ctx: ProviderContext, delegation: Delegation) -> None:
+        """A delegated sub-task finished."""
+        return None
+
+    def config_schema(self) -> list[ConfigField]:
+        """Questions the setup wizard asks; empty when there is nothing to configure."""
+        return []
+
+    def save_config(self, values: Mapping[str, str], home: Path) -> None:
+        """Persist the wizard's non-secret answers under ``home``."""
+        return None
+
+
+def tool_error(message: str) -> str:
+    """The JSON error answer every tool returns instead of raising."""
+    return json.dumps({"success": False, "error": message})
+
+
+def check_tool_schemas(provider: str, schemas: object) -> tuple[str, ...]:
+    """The tool names of well-formed function tools, or InvalidProvider listing what is wrong."""
+    if not isinstance(schemas, list):
+        raise InvalidProvider(provider, [f"tool_schemas() returned {type(schemas).__name__}"])
+    problems: list[str] = []
+    names: list[str] = []
+    for index, schema in enumerate(schemas):
+        where = f"tool #{index}"
+        function = schema.get("function") if isinstance(schema, dict) else None
+        if not isinstance(schema, dict) or schema.get("type") != "function":
+            problems.append(f"{where} is not a dict with type 'function'")
+            continue
+        if not isinstance(function, dict):
+            problems.append(f"{where} has no 'function' object")
+            continue
+        name = function.get("name")
+        if not isinstance(name, str) or not TOOL_NAME.match(name):
+            problems.append(f"{where} name {name!r} does not match {TOOL_NAME.pattern}")
+            continue
+        names.append(name)
+        if not isinstance(function.get("description", ""), str):
+            problems.append(f"tool {name!r} description is not a string")
+        params = function.get("parameters", {"type": "object"})
+        properties = params.get("properties", {}) if isinstance(params, dict) else None
+        if not isinstance(params, dict) or params.get("type") != "object":
+            problems.append(f"tool {name!r} parameters are not a JSON-schema object")
+        elif not isinstance(properties, dict):
+            problems.append(f"tool {name!r} properties are not an object")
+        else:
+            reserved = sorted(RESERVED_ARGUMENTS.intersection(properties))
+            if reserved:
+                problems.append(
+                    f"tool {name!r} declares {', '.join(reserved)}: the tenant comes from the "
+                    "gateway's context, never from model arguments"
+                )
+        try:
+            json.dumps(schema)
+        except (TypeError, ValueError) as exc:
+            problems.append(f"tool {name!r} is not JSON-serialisable: {exc}")
+    if problems:
+        raise InvalidProvider(provider, problems)
+    return tuple(names)
+
+
+def declared_arguments(schema: Mapping[str, Any]) -> frozenset[str]:
+    """Parameter names a (checked) function tool declares."""
+    params = schema["function"].get("parameters", {})
+    return frozenset(params.get("properties", {}))
