@@ -110,11 +110,28 @@ class SessionsSettings(_Section):
 
 
 class RecallSettings(_Section):
-    """Provider recall cached in Redis between turns."""
+    """Provider recall computed by workers and cached in Redis between turns."""
 
     first_turn_budget_s: float = Field(default=2.0, ge=0)
     cache_ttl_s: int = Field(default=3600, ge=1)
     provider_timeout_s: float = Field(default=10.0, gt=0)
+    context_cadence: int = Field(default=1, ge=1)
+    dialectic_cadence: int = Field(default=1, ge=1)
+    injection_frequency: Literal["every-turn", "first-turn"] = "every-turn"
+
+
+class JobsSettings(_Section):
+    """The background plane: RQ queues, retries and the outbox relay."""
+
+    retries: int = Field(default=3, ge=0, le=20)
+    retry_intervals_s: Annotated[list[int], NoDecode] = Field(default_factory=lambda: [5, 30, 120])
+    job_timeout_s: int = Field(default=300, ge=1)
+    relay_interval_s: float = Field(default=5.0, gt=0)
+    sync_lock_timeout_s: float = Field(default=30.0, gt=0)
+
+    _csv = field_validator("retry_intervals_s", mode="before")(
+        classmethod(lambda cls, v: _split_csv(v))
+    )
 
 
 class TelegramSettings(_Section):
@@ -179,6 +196,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     sessions: SessionsSettings = Field(default_factory=SessionsSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    jobs: JobsSettings = Field(default_factory=JobsSettings)
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     discord: DiscordSettings = Field(default_factory=DiscordSettings)
     access: AccessSettings = Field(default_factory=AccessSettings)

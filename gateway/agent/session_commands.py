@@ -85,13 +85,12 @@ async def _search(agent: Agent, conversation: Conversation, args: str) -> str:
 
 
 def format_search(result: SearchResult) -> str:
-    data = result.to_dict()
-    hits = data.get("results") or data.get("sessions") or []
-    if not hits:
+    if not result.sessions:
         return "Nothing found."
     lines = []
-    for hit in hits:
-        title = hit.get("title") or "(untitled)"
-        lines.append(f"• {title} — {hit.get('date') or hit.get('started_at', '')}, "
-                     f"id {hit.get('session_id')}\n  {hit.get('snippet', '')}")
+    for hit in result.sessions:
+        info = hit.session
+        title = info.title or "(untitled)"
+        when = (info.started_at or "")[:16].replace("T", " ")
+        lines.append(f"• {title} — {when}, id {info.session_id}\n  {hit.snippet}")
     return "\n".join(lines)

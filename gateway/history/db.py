@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import retry, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from gateway.errors import StorageError
 from gateway.fsutil import ensure_private_dir, touch_private
@@ -45,7 +45,7 @@ def _is_busy(exc: BaseException) -> bool:
 retry_busy = retry(
     retry=retry_if_exception(_is_busy),
     stop=stop_after_attempt(6),
-    wait=wait_exponential_jitter(initial=0.02, max=0.5),
+    wait=wait_random_exponential(multiplier=0.02, max=0.5),
     reraise=True,
 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from gateway.history import fts
 from gateway.history.db import migration, run_script
 
 
@@ -58,5 +59,24 @@ def _v1(conn: sqlite3.Connection) -> None:
         );
         CREATE INDEX messages_by_session ON messages(session_id, id);
         CREATE INDEX messages_by_tenant ON messages(tenant_id);
-        """
+        """,
     )
+
+
+@migration(2, "full-text index of messages")
+def _v2(conn: sqlite3.Connection) -> None:
+    # Ordinary (content-storing) FTS5 table: rows can be deleted by rowid, which SQLite
+    # 3.40 cannot do for contentless tables. See gateway/history/fts.py for the columns.
+    run_script(
+        conn,
+        """
+        CREATE VIRTUAL TABLE messages_fts USING fts5(
+            tenant_tok, body, sender,
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER messages_fts_unindex AFTER DELETE ON messages BEGIN
+            DELETE FROM messages_fts WHERE rowid = old.id;
+        END;
+        """,
+    )
+    fts.backfill(conn)

@@ -97,7 +97,7 @@ async def test_private_session_has_no_memory_tool_and_is_not_indexed(
         await dispatch(app.agent, ALICE, "/new")
         found = app.search.search(ALICE.tenant, "zanzibar", scope_key=ALICE.search_scope_key(),
                                   chat_type="dm")
-        assert found.to_dict()["results"] == []
+        assert found.sessions == ()
 
 
 async def test_compression_continues_in_child_with_flush(
@@ -131,6 +131,7 @@ async def test_compression_continues_in_child_with_flush(
         await app.drain()
         assert t3.session_id == child.id
         # Old messages stay searchable.
-        hits = app.search.search(ALICE.tenant, "Arashiyama", scope_key=ALICE.search_scope_key(),
-                                 chat_type="dm").to_dict()["results"]
-        assert hits
+        hits = app.search.search(
+            ALICE.tenant, "Arashiyama", scope_key=ALICE.search_scope_key(), chat_type="dm"
+        ).sessions
+        assert hits and hits[0].lineage_root == parent.id

@@ -1,0 +1,1 @@
+"""Benchmarks (not collected by pytest); run each as a module, see its docstring."""
