@@ -13,18 +13,34 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from gateway.errors import NotFound
+from gateway.errors import NotFound, UserInputError
 from gateway.history.db import Database
+from gateway.history.fts import IndexRow, index_messages, unindex_session
+from gateway.history.lineage import title_taken
 from gateway.llm.types import Usage
 from gateway.tenants import TenantId
+
+if TYPE_CHECKING:
+    from gateway.history.transfer import ExportedSession
+
+MAX_TITLE_CHARS = 100
+IdOwner = Literal["free", "mine", "other"]
 
 
 def new_session_id(now: float | None = None) -> str:
     """Time-sortable, key-safe session id: ``YYYYMMDD_HHMMSS_<6 hex>``."""
     stamp = datetime.fromtimestamp(now or time.time(), UTC).strftime("%Y%m%d_%H%M%S")
     return f"{stamp}_{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """What a deletion removed."""
+
+    sessions: int
+    messages: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +273,10 @@ class SessionStore:
             )
             assert cur.lastrowid is not None
             ids.append(cur.lastrowid)
+        if not session.incognito:
+            pairs = zip(ids, messages, strict=True)
+            index_messages(conn, session.tenant, (IndexRow(i, m.role, m.content, m.name)
+                                                  for i, m in pairs))
         return ids
 
     @staticmethod
@@ -268,3 +288,182 @@ class SessionStore:
         if row is None:
             raise NotFound(f"no session {session_id!r} for {tenant}")
         return row
+
+    # --- listing, renaming, deleting (operator commands) ---------------------------------
+    def list_sessions(
+        self, tenant: TenantId, *, limit: int, offset: int = 0, oldest_first: bool = False
+    ) -> list[SessionRecord]:
+        """A page of the tenant's sessions, newest first (or oldest first, for export)."""
+        order = "ASC" if oldest_first else "DESC"
+        rows = self.db.read(
+            lambda c: c.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? "
+                f"ORDER BY started_at {order}, id {order} LIMIT ? OFFSET ?",
+                (str(tenant), limit, offset),
+            ).fetchall()
+        )
+        return [_session(r) for r in rows]
+
+    def count_messages(self, tenant: TenantId, session_ids: Sequence[str]) -> dict[str, int]:
+        """How many messages each of the tenant's ``session_ids`` holds (absent ids: 0)."""
+        if not session_ids:
+            return {}
+        marks = ", ".join("?" * len(session_ids))
+        rows = self.db.read(
+            lambda c: c.execute(
+                "SELECT session_id, COUNT(*) FROM messages WHERE tenant_id = ? "
+                f"AND session_id IN ({marks}) GROUP BY session_id",
+                (str(tenant), *session_ids),
+            ).fetchall()
+        )
+        counts = dict.fromkeys(session_ids, 0)
+        counts.update({row[0]: int(row[1]) for row in rows})
+        return counts
+
+    def find_by_title(self, tenant: TenantId, title: str) -> SessionRecord | None:
+        row = self.db.read(
+            lambda c: c.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? AND title = ?",
+                (str(tenant), title),
+            ).fetchone()
+        )
+        return _session(row) if row else None
+
+    def rename_session(self, tenant: TenantId, session_id: str, title: str) -> None:
+        """Set a title; titles are unique per tenant, so a clash is refused."""
+        title = " ".join(title.split())
+        if not title or len(title) > MAX_TITLE_CHARS:
+            raise UserInputError(f"a title must be 1–{MAX_TITLE_CHARS} characters")
+
+        def update(conn: sqlite3.Connection) -> None:
+            self._require(conn, tenant, session_id)
+            if title_taken(conn, tenant, title, session_id):
+                raise UserInputError(f"{tenant} already has a session titled {title!r}")
+            conn.execute(
+                "UPDATE sessions SET title = ? WHERE tenant_id = ? AND id = ?",
+                (title, str(tenant), session_id),
+            )
+
+        self.db.write(update)
+
+    def delete_session(self, tenant: TenantId, session_id: str) -> int:
+        """Delete a session, its messages and index rows; returns the messages deleted.
+
+        Children keep existing: the foreign key sets their ``parent_id`` to NULL.
+        """
+
+        def delete(conn: sqlite3.Connection) -> int:
+            self._require(conn, tenant, session_id)
+            return self._delete(conn, tenant, [session_id]).messages
+
+        return self.db.write(delete)
+
+    def prune_ended_before(self, tenant: TenantId, cutoff_ts: float) -> Deleted:
+        """Delete the tenant's sessions that ended before ``cutoff_ts`` (live ones stay)."""
+
+        def delete(conn: sqlite3.Connection) -> Deleted:
+            rows = conn.execute(
+                "SELECT id FROM sessions WHERE tenant_id = ? AND ended_at IS NOT NULL "
+                "AND ended_at < ?",
+                (str(tenant), cutoff_ts),
+            ).fetchall()
+            return self._delete(conn, tenant, [str(r[0]) for r in rows])
+
+        return self.db.write(delete)
+
+    def tenant_ids(self) -> list[TenantId]:
+        """Every tenant's id — the one cross-tenant listing, for operator-wide commands."""
+        rows = self.db.read(lambda c: c.execute("SELECT id FROM tenants ORDER BY id").fetchall())
+        return [TenantId.parse(r[0]) for r in rows]
+
+    # --- import ---------------------------------------------------------------------------
+    def import_session(self, tenant: TenantId, record: ExportedSession) -> str:
+        """Store one exported session under its own id, title and parent, or refuse."""
+
+        def insert(conn: sqlite3.Connection) -> str:
+            if self.id_owner(conn, tenant, record.id) != "free":
+                raise UserInputError(f"session id {record.id!r} is already in use")
+            if record.title is not None and title_taken(conn, tenant, record.title):
+                raise UserInputError(f"{tenant} already has a session titled {record.title!r}")
+            if record.parent_id is not None:
+                self._require(conn, tenant, record.parent_id)
+            self.insert_imported(
+                conn,
+                tenant,
+                record,
+                session_id=record.id,
+                title=record.title,
+                parent_id=record.parent_id,
+            )
+            return record.id
+
+        return self.db.write(insert)
+
+    @staticmethod
+    def id_owner(conn: sqlite3.Connection, tenant: TenantId, session_id: str) -> IdOwner:
+        """Whether a session id is free, the tenant's, or another tenant's.
+
+        Session ids are a global primary key, so this is the one lookup that cannot be scoped
+        to the tenant; it answers only which of the three cases holds, never any row data.
+        """
+        row = conn.execute(
+            "SELECT tenant_id = ? FROM sessions WHERE id = ?", (str(tenant), session_id)
+        ).fetchone()
+        if row is None:
+            return "free"
+        return "mine" if row[0] else "other"
+
+    def insert_imported(
+        self,
+        conn: sqlite3.Connection,
+        tenant: TenantId,
+        record: ExportedSession,
+        *,
+        session_id: str,
+        title: str | None,
+        parent_id: str | None,
+    ) -> int:
+        """Insert an ended session and its (indexed) messages inside the caller's transaction.
+
+        The caller has checked the id, title and parent. The session gets an empty system
+        prompt and no tools: it is history to search and read, never resumed as it is.
+        """
+        self.ensure_tenant(conn, tenant)
+        messages = record.new_messages()
+        ended = record.ended_ts
+        if ended is None:
+            ended = messages[-1].timestamp if messages else record.started_ts
+        conn.execute(
+            "INSERT INTO sessions (id, tenant_id, session_key, source, chat_type, scope_key, "
+            "title, parent_id, started_at, ended_at, end_reason, system_prompt, tools_json, "
+            "user_turns) VALUES (?, ?, ?, ?, 'dm', ?, ?, ?, ?, ?, 'imported', '', '[]', ?)",
+            (
+                session_id,
+                str(tenant),
+                f"import:{session_id}",
+                record.source,
+                tenant.namespace,
+                title,
+                parent_id,
+                record.started_ts,
+                ended,
+                sum(1 for m in messages if m.role == "user"),
+            ),
+        )
+        session = _session(self._require(conn, tenant, session_id))
+        return len(self._insert_messages(conn, session, messages))
+
+    def _delete(
+        self, conn: sqlite3.Connection, tenant: TenantId, session_ids: Sequence[str]
+    ) -> Deleted:
+        messages = 0
+        for session_id in session_ids:
+            unindex_session(conn, tenant, session_id)
+            messages += conn.execute(
+                "DELETE FROM messages WHERE tenant_id = ? AND session_id = ?",
+                (str(tenant), session_id),
+            ).rowcount
+            conn.execute(
+                "DELETE FROM sessions WHERE tenant_id = ? AND id = ?", (str(tenant), session_id)
+            )
+        return Deleted(len(session_ids), messages)
