@@ -13,6 +13,8 @@ TITLE_PROMPT = (
     "the user's message. Answer with the title only: no quotes, no trailing punctuation, "
     "no explanation."
 )
+_WRAPPERS = "\"'`*#“”‘’「」『』《》"
+_TRAILING = ".。!！?？;；,，:："
 _CONTINUATION = re.compile(r"^(?P<base>.*?) #(?P<n>\d+)$")
 
 
@@ -21,8 +23,10 @@ def clean_title(raw: str) -> str:
     text = unicodedata.normalize("NFC", raw).strip()
     text = text.splitlines()[0] if text else ""
     text = re.sub(r"^(title|标题)\s*[:：]\s*", "", text, flags=re.IGNORECASE)
-    text = text.strip().strip("\"'`*#“”‘’「」『』《》").strip()
-    text = text.rstrip(".。!！?？;；,，:：")
+    previous = None
+    while previous != text:  # quotes and punctuation can nest: “Trip”. → Trip
+        previous = text
+        text = text.strip().strip(_WRAPPERS).rstrip(_TRAILING)
     text = re.sub(r"\s+", " ", text)
     text = "".join(ch for ch in text if unicodedata.category(ch)[0] != "C")
     if len(text) > MAX_TITLE:

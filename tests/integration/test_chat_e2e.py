@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import run_cli
 from tests.fakes.llm_server import FakeLLM
+from tests.fakes.script import Script, chat_requests, tool_call
 
 pytestmark = pytest.mark.integration
 
@@ -35,9 +36,11 @@ def system_prompt(request: dict) -> str:
 
 
 def test_memory_written_in_chat_is_private_and_frozen(home: Path, fake_llm: FakeLLM) -> None:
-    fake_llm.tool_call("memory", {"action": "add", "target": "user", "content": FACT})
-    fake_llm.reply("Nice to meet you, Alice.")
-    fake_llm.reply("Still here.")
+    fake_llm.handler = Script([
+        tool_call("memory", {"action": "add", "target": "user", "content": FACT}),
+        "Nice to meet you, Alice.",
+        "Still here.",
+    ])
     out = chat(home, fake_llm, "alice", ["I'm Alice and I only drink oolong tea.", "ping"])
     assert out == ["Nice to meet you, Alice.", "Still here."]
 
@@ -46,29 +49,29 @@ def test_memory_written_in_chat_is_private_and_frozen(home: Path, fake_llm: Fake
     assert user_md.stat().st_mode & 0o777 == 0o600
     assert user_md.parent.stat().st_mode & 0o777 == 0o700
 
-    first, after_tool, second_turn = fake_llm.requests
+    first, after_tool, second_turn = chat_requests(fake_llm.requests)
     # The tool result went back to the model in the same turn.
     tool_result = json.loads(after_tool["messages"][-1]["content"])
     assert tool_result["success"] is True
     # Frozen: every request of the session carries the same system prompt and tools, bytes.
     assert system_prompt(first) == system_prompt(after_tool) == system_prompt(second_turn)
     assert FACT not in system_prompt(second_turn)
-    tools = [json.dumps(r["tools"], ensure_ascii=False) for r in fake_llm.requests]
+    tools = [json.dumps(r["tools"], ensure_ascii=False) for r in chat_requests(fake_llm.requests)]
     assert len(set(tools)) == 1
-    raw = [r.decode("utf-8") for r in fake_llm.raw_requests]
+    raw = [r.decode("utf-8") for r in fake_llm.raw_requests if b"session_search" in r]
     prefix = raw[0][: raw[0].index('"content":"I')]
     assert all(body.startswith(prefix) for body in raw)
 
     # A new session (new process, /new) sees the entry in its snapshot.
     fake_llm.clear()
-    fake_llm.reply("Hello again, Alice.")
+    fake_llm.handler = Script(["Hello again, Alice."])
     out = chat(home, fake_llm, "alice", ["/new", "hello"])
     assert out[-1] == "Hello again, Alice."
-    assert FACT in system_prompt(fake_llm.requests[-1])
+    assert FACT in system_prompt(chat_requests(fake_llm.requests)[-1])
 
     # Another tenant never sees it.
     fake_llm.clear()
-    fake_llm.reply("Hi Bob.")
+    fake_llm.handler = Script(["Hi Bob."])
     chat(home, fake_llm, "bob", ["hello"])
     assert FACT not in json.dumps(fake_llm.requests, ensure_ascii=False)
     assert not (home / "tenants" / "console-bob" / "memories" / "USER.md").exists() or (
@@ -77,7 +80,7 @@ def test_memory_written_in_chat_is_private_and_frozen(home: Path, fake_llm: Fake
 
 
 def test_session_survives_restart_with_same_prompt(home: Path, fake_llm: FakeLLM) -> None:
-    fake_llm.reply("one")
+    fake_llm.handler = Script(["one", "two"])
     chat(home, fake_llm, "carol", ["first"])
     # Memory changes between processes must not alter the live session's prompt.
     proc = run_cli(
@@ -85,9 +88,8 @@ def test_session_survives_restart_with_same_prompt(home: Path, fake_llm: FakeLLM
         home=home,
     )
     assert proc.returncode == 0, proc.stderr
-    fake_llm.reply("two")
     chat(home, fake_llm, "carol", ["second"])
-    first, second = fake_llm.requests
+    first, second = chat_requests(fake_llm.requests)
     assert system_prompt(first) == system_prompt(second)
     assert "Prefers short answers" not in system_prompt(second)
     # History of the session was replayed.
@@ -118,9 +120,9 @@ def test_llm_down_keeps_the_message(home: Path, fake_llm: FakeLLM) -> None:
     fake_llm.fail(503, times=1)
     out = chat(home, fake_llm, "erin", ["remember the milk"])
     assert "can't reach the language model" in out[0]
-    fake_llm.reply("Got it.")
+    fake_llm.handler = Script(["Got it."])
     chat(home, fake_llm, "erin", ["again"])
-    contents = [m["content"] for m in fake_llm.requests[-1]["messages"][1:]]
+    contents = [m["content"] for m in chat_requests(fake_llm.requests)[-1]["messages"][1:]]
     assert contents == ["remember the milk", "again"]
 
 
@@ -131,9 +133,9 @@ def test_chat_without_llm_config_fails_clearly(home: Path) -> None:
 
 
 def test_oversized_message_is_refused_and_nothing_stored(home: Path, fake_llm: FakeLLM) -> None:
-    fake_llm.reply("short one answered")
+    fake_llm.handler = Script(["short one answered"])
     out = chat(home, fake_llm, "fay", ["x" * 20_000, "short one"])
     assert out[0].startswith("⚠ The message is 20,000 characters long")
     assert out[1] == "short one answered"
-    assert len(fake_llm.requests) == 1
-    assert [m["content"] for m in fake_llm.requests[0]["messages"][1:]] == ["short one"]
+    (only,) = chat_requests(fake_llm.requests)
+    assert [m["content"] for m in only["messages"][1:]] == ["short one"]
