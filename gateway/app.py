@@ -31,6 +31,7 @@ class App:
             memory=self.memory,
             search=self.search,
             llm=self.llm,
+            aux=self.aux_llm,
         )
         self.background = InlineBackground(self.agent, self.aux_llm)
         self.agent.hooks = self.background

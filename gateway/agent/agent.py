@@ -11,9 +11,10 @@ from typing import Any
 
 from gateway.agent.hooks import NoHooks, TurnEvent, TurnHooks
 from gateway.agent.locks import KeyedLocks
-from gateway.agent.loop import Tool, run_tool_loop
+from gateway.agent.loop import AsyncTool, Tool, run_tool_loop
 from gateway.agent.prompt import build_frozen_prompt
-from gateway.errors import LLMError, UserInputError
+from gateway.agent.search_summaries import SummarizingSearchTool
+from gateway.errors import LLMBadResponse, LLMError, UserInputError
 from gateway.history.search import SessionSearch
 from gateway.history.search_tool import SessionSearchTool
 from gateway.history.store import NewMessage, SessionRecord, SessionStore
@@ -51,6 +52,7 @@ class Agent:
         memory: MemoryStore,
         search: SessionSearch,
         llm: LLMClient,
+        aux: LLMClient | None = None,
         hooks: TurnHooks | None = None,
     ) -> None:
         self.settings = settings
@@ -58,6 +60,7 @@ class Agent:
         self.memory = memory
         self.search = search
         self.llm = llm
+        self.aux = aux or llm
         self.hooks: TurnHooks = hooks or NoHooks()
         self.locks = KeyedLocks()
 
@@ -158,15 +161,7 @@ class Agent:
         request.append({"role": "user", "content": f"{text}\n\n{fenced}" if fenced else text})
 
         memory_tool = self._memory_tool(conversation, session)
-        tools: dict[str, Tool] = {
-            "session_search": SessionSearchTool(
-                self.search,
-                tenant=tenant,
-                scope_key=session.scope_key,
-                chat_type=session.chat_type,
-                current_session_id=session.id,
-            ),
-        }
+        tools: dict[str, Tool | AsyncTool] = {"session_search": self._search_tool(session)}
         if memory_tool is not None:
             tools["memory"] = memory_tool
 
@@ -183,10 +178,7 @@ class Agent:
             log.warning("turn for %s failed: %s", tenant, exc)
             await asyncio.to_thread(self.sessions.record_turn, tenant, session.id, [user_message])
             return TurnResult(
-                reply=(
-                    "Sorry — I can't reach the language model right now "
-                    f"({exc}). Your message was kept; please try again shortly."
-                ),
+                reply=llm_failure_reply(exc),
                 session_id=session.id,
                 error=str(exc),
             )
@@ -202,11 +194,32 @@ class Agent:
         )
         return result
 
+    def _search_tool(self, session: SessionRecord) -> Tool | AsyncTool:
+        plain = SessionSearchTool(
+            self.search,
+            tenant=session.tenant,
+            scope_key=session.scope_key,
+            chat_type=session.chat_type,
+            current_session_id=session.id,
+        )
+        if self.settings.sessions.summarize:
+            return SummarizingSearchTool(plain, self.aux)
+        return plain
+
     def _memory_tool(self, conversation: Conversation, session: SessionRecord) -> MemoryTool | None:
         scope = self.scope_for(conversation)
         if scope is None or session.incognito:
             return None
         return MemoryTool(self.memory, scope, origin="user-chat")
+
+
+def llm_failure_reply(exc: LLMError) -> str:
+    """What the user reads when the model failed; the message itself was kept."""
+    if isinstance(exc, LLMBadResponse):
+        problem = "the language model sent back an answer I could not read"
+    else:
+        problem = "I can't reach the language model right now"
+    return f"Sorry — {problem}. Your message was kept; please try again shortly."
 
 
 def _to_new_message(message: dict[str, Any]) -> NewMessage:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -20,9 +21,20 @@ OUT_OF_STEPS = (
 
 
 class Tool(Protocol):
-    """A tool the model may call; ``handle`` never raises and returns JSON text."""
+    """A blocking tool the model may call; ``handle`` never raises and returns JSON text.
+
+    Blocking tools (file locks, SQLite) run in a worker thread, off the event loop.
+    """
 
     def handle(self, arguments: dict[str, Any] | str) -> str: ...
+
+
+class AsyncTool(ABC):
+    """A tool that awaits I/O itself (e.g. calls the auxiliary model); runs on the loop."""
+
+    @abstractmethod
+    async def run(self, arguments: dict[str, Any] | str) -> str:
+        """Never raises; returns JSON text."""
 
 
 @dataclass(slots=True)
@@ -35,7 +47,7 @@ class LoopResult:
     last_prompt_tokens: int = 0
 
 
-async def call_tool(tools: Mapping[str, Tool], call: ToolCall) -> str:
+async def call_tool(tools: Mapping[str, Tool | AsyncTool], call: ToolCall) -> str:
     """Run one tool call off the event loop; unknown names and crashes become error JSON."""
     tool = tools.get(call.name)
     if tool is None:
@@ -44,6 +56,8 @@ async def call_tool(tools: Mapping[str, Tool], call: ToolCall) -> str:
             {"success": False, "error": f"unknown tool {call.name!r}; available: {known}"}
         )
     try:
+        if isinstance(tool, AsyncTool):
+            return await tool.run(call.arguments)
         return await asyncio.to_thread(tool.handle, call.arguments)
     except Exception:
         log.exception("tool %s crashed", call.name)
@@ -54,7 +68,7 @@ async def run_tool_loop(
     llm: LLMClient,
     messages: list[dict[str, Any]],
     tool_schemas: list[dict[str, Any]],
-    tools: Mapping[str, Tool],
+    tools: Mapping[str, Tool | AsyncTool],
     *,
     max_iterations: int,
 ) -> LoopResult:

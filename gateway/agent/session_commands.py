@@ -20,8 +20,11 @@ def _date(ts: float) -> str:
 @command("sessions", "/sessions", "List your recent conversations here.")
 async def _sessions(agent: Agent, conversation: Conversation, args: str) -> str:
     rows = await asyncio.to_thread(
-        lineage.scope_sessions, agent.sessions.db, conversation.tenant,
-        conversation.search_scope_key(), 10,
+        lineage.scope_sessions,
+        agent.sessions.db,
+        conversation.tenant,
+        conversation.search_scope_key(),
+        10,
     )
     if not rows:
         return "No conversations yet."
@@ -31,8 +34,10 @@ async def _sessions(agent: Agent, conversation: Conversation, args: str) -> str:
         marker = "▶ " if live is not None and live.id == row["id"] else "  "
         title = row["title"] or "(untitled)"
         private = " [private]" if row["incognito"] else ""
-        lines.append(f"{marker}{title}{private} — {_date(row['started_at'])}, "
-                     f"{row['message_count']} messages, id {row['id']}")
+        lines.append(
+            f"{marker}{title}{private} — {_date(row['started_at'])}, "
+            f"{row['message_count']} messages, id {row['id']}"
+        )
     return "\n".join(lines)
 
 
@@ -42,14 +47,18 @@ async def _resume(agent: Agent, conversation: Conversation, args: str) -> str:
         return "Usage: /resume <title or id> — /sessions lists them."
     try:
         target = await asyncio.to_thread(
-            lineage.resolve_resume_target, agent.sessions.db, conversation.tenant, args,
+            lineage.resolve_resume_target,
+            agent.sessions.db,
+            conversation.tenant,
+            args,
             conversation.search_scope_key(),
         )
     except NotFound as exc:
         return str(exc)
     async with agent.session_lock(conversation):
-        await asyncio.to_thread(lineage.reopen, agent.sessions.db, conversation.tenant,
-                                target, conversation.session_key)
+        await asyncio.to_thread(
+            lineage.reopen, agent.sessions.db, conversation.tenant, target, conversation.session_key
+        )
     session = agent.sessions.get_session(conversation.tenant, target)
     return f"Resumed “{session.title or session.id}”."
 
@@ -65,8 +74,9 @@ async def _title(agent: Agent, conversation: Conversation, args: str) -> str:
     if not wanted:
         return "Usage: /title <name>"
     try:
-        await asyncio.to_thread(lineage.set_title, agent.sessions.db, conversation.tenant,
-                                session.id, wanted)
+        await asyncio.to_thread(
+            lineage.set_title, agent.sessions.db, conversation.tenant, session.id, wanted
+        )
     except UserInputError as exc:
         return str(exc)
     return f"Title set: {wanted}"
@@ -77,9 +87,13 @@ async def _search(agent: Agent, conversation: Conversation, args: str) -> str:
     if not args:
         return 'Usage: /search <words, "exact phrase", OR, NOT, prefix*>'
     result = await asyncio.to_thread(
-        agent.search.search, conversation.tenant, args,
-        scope_key=conversation.search_scope_key(), chat_type=conversation.chat_type,
-        current_session_id=None, limit=5,
+        agent.search.search,
+        conversation.tenant,
+        args,
+        scope_key=conversation.search_scope_key(),
+        chat_type=conversation.chat_type,
+        current_session_id=None,
+        limit=5,
     )
     return format_search(result)
 

@@ -139,3 +139,13 @@ def test_oversized_message_is_refused_and_nothing_stored(home: Path, fake_llm: F
     assert out[1] == "short one answered"
     (only,) = chat_requests(fake_llm.requests)
     assert [m["content"] for m in only["messages"][1:]] == ["short one"]
+
+
+def test_llm_garbage_is_a_clear_error(home: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.garbage(times=1)
+    out = chat(home, fake_llm, "gus", ["hello?"])
+    assert out[0].startswith("Sorry — the language model sent back an answer I could not read")
+    fake_llm.handler = Script(["fine now"])
+    assert chat(home, fake_llm, "gus", ["again"]) == ["fine now"]
+    contents = [m["content"] for m in chat_requests(fake_llm.requests)[-1]["messages"][1:]]
+    assert contents == ["hello?", "again"]

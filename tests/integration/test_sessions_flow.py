@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from gateway.agent.titles import TITLE_PROMPT
 from gateway.app import App
 from gateway.routing import Conversation
 from tests.fakes.llm_server import FakeLLM
+from tests.fakes.script import Script, chat_requests, tool_call
 
 pytestmark = pytest.mark.integration
 
@@ -135,3 +137,25 @@ async def test_compression_continues_in_child_with_flush(
             ALICE.tenant, "Arashiyama", scope_key=ALICE.search_scope_key(), chat_type="dm"
         ).sessions
         assert hits and hits[0].lineage_root == parent.id
+
+
+async def test_search_tool_with_aux_summaries(make_settings: Any, fake_llm: FakeLLM) -> None:
+    fake_llm.handler = Script(
+        [
+            "Arashiyama is lovely in April.",
+            tool_call("session_search", {"query": "Arashiyama"}),
+            "You asked about Arashiyama before.",
+        ],
+        review=["They talked about visiting Arashiyama temples in April."],
+    )
+    settings = make_settings(sessions={"summarize": True})
+    async with App(settings) as app:
+        await app.agent.run_turn(ALICE, "Tell me about Arashiyama temples")
+        await dispatch(app.agent, ALICE, "/new")
+        result = await app.agent.run_turn(ALICE, "what did we discuss last time?")
+        await app.drain()
+    assert result.reply == "You asked about Arashiyama before."
+    tool_message = chat_requests(fake_llm.requests)[-1]["messages"][-1]
+    assert tool_message["role"] == "tool"
+    answer = json.loads(tool_message["content"])
+    assert answer["sessions"][0]["summary"].startswith("They talked about visiting Arashiyama")

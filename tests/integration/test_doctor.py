@@ -1,0 +1,56 @@
+"""``mnemogate doctor`` against real dependencies: what passes, what fails and the fix."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.fakes.llm_server import FakeLLM
+
+pytestmark = pytest.mark.integration
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_doctor_all_good(home: Path, fake_llm: FakeLLM) -> None:
+    proc = run_cli(
+        ["doctor"], home=home, MNEMOGATE_LLM__BASE_URL=fake_llm.base_url,
+        MNEMOGATE_LLM__MODEL="fake-model",
+    )
+    assert "✓ sqlite: SQLite" in proc.stdout and "FTS5 and trigram" in proc.stdout
+    assert "✓ state.db" in proc.stdout and "schema v" in proc.stdout
+    assert "✓ llm:" in proc.stdout and "fake-model" in proc.stdout
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_doctor_explains_missing_llm(home: Path) -> None:
+    proc = run_cli(["doctor"], home=home)
+    assert proc.returncode == 1
+    assert "✗ llm: not configured" in proc.stdout
+    assert "fix: set MNEMOGATE_LLM__BASE_URL" in proc.stdout
+    assert "check(s) failed: llm" in proc.stderr
+
+
+def test_doctor_llm_unreachable_and_redis_down(home: Path) -> None:
+    port = closed_port()
+    proc = run_cli(
+        ["doctor"], home=home, MNEMOGATE_LLM__BASE_URL=f"http://127.0.0.1:{port}/v1",
+        MNEMOGATE_LLM__MODEL="m", MNEMOGATE_REDIS_URL=f"redis://127.0.0.1:{port}/0",
+    )
+    assert proc.returncode == 1
+    assert "✗ llm:" in proc.stdout and "start the model server" in proc.stdout
+    assert "! redis:" in proc.stdout
+
+
+def test_doctor_bad_config_is_one_line(home: Path) -> None:
+    proc = run_cli(["doctor"], home=home, MNEMOGATE_MEMORY__NOTIFICATIONS="loud")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().count("\n") == 0
+    assert "memory.notifications" in proc.stderr
