@@ -7,18 +7,26 @@ can read or change another tenant's rows.
 from __future__ import annotations
 
 import json
-import secrets
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from gateway.errors import NotFound, UserInputError
 from gateway.history.db import Database
 from gateway.history.fts import IndexRow, index_messages, unindex_session
 from gateway.history.lineage import title_taken
+from gateway.history.records import (
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    Deleted,
+    NewMessage,
+    SessionRecord,
+    StoredMessage,
+    message_from_row,
+    new_session_id,
+    session_from_row,
+)
 from gateway.llm.types import Usage
 from gateway.tenants import TenantId
 
@@ -27,108 +35,7 @@ if TYPE_CHECKING:
 
 MAX_TITLE_CHARS = 100
 IdOwner = Literal["free", "mine", "other"]
-
-
-def new_session_id(now: float | None = None) -> str:
-    """Time-sortable, key-safe session id: ``YYYYMMDD_HHMMSS_<6 hex>``."""
-    stamp = datetime.fromtimestamp(now or time.time(), UTC).strftime("%Y%m%d_%H%M%S")
-    return f"{stamp}_{secrets.token_hex(3)}"
-
-
-@dataclass(frozen=True, slots=True)
-class Deleted:
-    """What a deletion removed."""
-
-    sessions: int
-    messages: int
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRecord:
-    id: str
-    tenant: TenantId
-    session_key: str
-    source: str
-    chat_id: str | None
-    chat_type: str
-    scope_key: str
-    title: str | None
-    parent_id: str | None
-    started_at: float
-    ended_at: float | None
-    end_reason: str | None
-    system_prompt: str
-    tools_json: str
-    model: str | None
-    incognito: bool
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int
-    user_turns: int
-
-    @property
-    def tools(self) -> list[dict[str, Any]]:
-        tools: list[dict[str, Any]] = json.loads(self.tools_json)
-        return tools
-
-
-@dataclass(frozen=True, slots=True)
-class NewMessage:
-    """A message to append; ``tool_calls`` is the OpenAI-shaped list for assistant turns."""
-
-    role: str
-    content: str
-    name: str | None = None
-    tool_calls: list[dict[str, Any]] | None = None
-    tool_call_id: str | None = None
-    timestamp: float = field(default_factory=time.time)
-    platform_message_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StoredMessage:
-    id: int
-    session_id: str
-    role: str
-    content: str
-    name: str | None
-    tool_calls: list[dict[str, Any]] | None
-    tool_call_id: str | None
-    timestamp: float
-    platform_message_id: str | None
-
-    def to_llm(self) -> dict[str, Any]:
-        """The chat-completions shape of this message (history replay)."""
-        msg: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.tool_calls:
-            msg["tool_calls"] = self.tool_calls
-        if self.tool_call_id:
-            msg["tool_call_id"] = self.tool_call_id
-        return msg
-
-
-_SESSION_COLUMNS = (
-    "id, tenant_id, session_key, source, chat_id, chat_type, scope_key, title, parent_id, "
-    "started_at, ended_at, end_reason, system_prompt, tools_json, model, incognito, "
-    "prompt_tokens, completion_tokens, cached_tokens, user_turns"
-)
-_MESSAGE_COLUMNS = (
-    "id, session_id, role, content, name, tool_calls, tool_call_id, timestamp, "
-    "platform_message_id"
-)
-
-
-def _session(row: sqlite3.Row) -> SessionRecord:
-    data = dict(row)
-    data["tenant"] = TenantId.parse(data.pop("tenant_id"))
-    data["incognito"] = bool(data["incognito"])
-    return SessionRecord(**data)
-
-
-def _message(row: sqlite3.Row) -> StoredMessage:
-    data = dict(row)
-    data["tool_calls"] = json.loads(data["tool_calls"]) if data["tool_calls"] else None
-    return StoredMessage(**data)
+__all__ = ["Deleted", "NewMessage", "SessionRecord", "SessionStore", "StoredMessage", "Usage"]
 
 
 class SessionStore:
@@ -138,8 +45,9 @@ class SessionStore:
         self.db = db
 
     # --- tenants -------------------------------------------------------------------------
-    def ensure_tenant(self, conn: sqlite3.Connection, tenant: TenantId,
-                      display_name: str | None = None) -> None:
+    def ensure_tenant(
+        self, conn: sqlite3.Connection, tenant: TenantId, display_name: str | None = None
+    ) -> None:
         conn.execute(
             "INSERT INTO tenants (id, namespace, created_at, display_name) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(id) DO UPDATE SET display_name = COALESCE(excluded.display_name, "
@@ -176,8 +84,22 @@ class SessionStore:
                 "INSERT INTO sessions (id, tenant_id, session_key, source, chat_id, chat_type, "
                 "scope_key, title, parent_id, started_at, system_prompt, tools_json, model, "
                 "incognito) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, str(tenant), session_key, source, chat_id, chat_type, scope_key,
-                 title, parent_id, started, system_prompt, tools_json, model, int(incognito)),
+                (
+                    session_id,
+                    str(tenant),
+                    session_key,
+                    source,
+                    chat_id,
+                    chat_type,
+                    scope_key,
+                    title,
+                    parent_id,
+                    started,
+                    system_prompt,
+                    tools_json,
+                    model,
+                    int(incognito),
+                ),
             )
 
         self.db.write(insert)
@@ -185,16 +107,18 @@ class SessionStore:
 
     def get_session(self, tenant: TenantId, session_id: str) -> SessionRecord:
         row = self.db.read(lambda c: self._require(c, tenant, session_id))
-        return _session(row)
+        return session_from_row(row)
 
     def live_session(self, tenant: TenantId, session_key: str) -> SessionRecord | None:
         """The newest session of this key that has not ended, if any."""
-        row = self.db.read(lambda c: c.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? AND session_key = ? "
-            "AND ended_at IS NULL ORDER BY started_at DESC, rowid DESC LIMIT 1",
-            (str(tenant), session_key),
-        ).fetchone())
-        return _session(row) if row else None
+        row = self.db.read(
+            lambda c: c.execute(
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? AND session_key = ? "
+                "AND ended_at IS NULL ORDER BY started_at DESC, rowid DESC LIMIT 1",
+                (str(tenant), session_key),
+            ).fetchone()
+        )
+        return session_from_row(row) if row else None
 
     def end_session(self, tenant: TenantId, session_id: str, reason: str) -> None:
         def update(conn: sqlite3.Connection) -> None:
@@ -208,12 +132,14 @@ class SessionStore:
         self.db.write(update)
 
     def recent_sessions(self, tenant: TenantId, limit: int = 10) -> list[SessionRecord]:
-        rows = self.db.read(lambda c: c.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? "
-            "ORDER BY started_at DESC, rowid DESC LIMIT ?",
-            (str(tenant), limit),
-        ).fetchall())
-        return [_session(r) for r in rows]
+        rows = self.db.read(
+            lambda c: c.execute(
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? "
+                "ORDER BY started_at DESC, rowid DESC LIMIT ?",
+                (str(tenant), limit),
+            ).fetchall()
+        )
+        return [session_from_row(r) for r in rows]
 
     # --- messages ------------------------------------------------------------------------
     def record_turn(
@@ -226,24 +152,31 @@ class SessionStore:
         """Append one turn's messages and its usage in a single transaction."""
 
         def write(conn: sqlite3.Connection) -> list[int]:
-            session = _session(self._require(conn, tenant, session_id))
+            session = session_from_row(self._require(conn, tenant, session_id))
             ids = self._insert_messages(conn, session, messages)
             user_turns = sum(1 for m in messages if m.role == "user")
             conn.execute(
                 "UPDATE sessions SET prompt_tokens = prompt_tokens + ?, "
                 "completion_tokens = completion_tokens + ?, cached_tokens = cached_tokens + ?, "
                 "user_turns = user_turns + ? WHERE tenant_id = ? AND id = ?",
-                (usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens,
-                 user_turns, str(tenant), session_id),
+                (
+                    usage.prompt_tokens,
+                    usage.completion_tokens,
+                    usage.cached_tokens,
+                    user_turns,
+                    str(tenant),
+                    session_id,
+                ),
             )
             return ids
 
         return self.db.write(write)
 
-    def append_messages(self, tenant: TenantId, session_id: str,
-                        messages: Sequence[NewMessage]) -> list[int]:
+    def append_messages(
+        self, tenant: TenantId, session_id: str, messages: Sequence[NewMessage]
+    ) -> list[int]:
         def write(conn: sqlite3.Connection) -> list[int]:
-            session = _session(self._require(conn, tenant, session_id))
+            session = session_from_row(self._require(conn, tenant, session_id))
             return self._insert_messages(conn, session, messages)
 
         return self.db.write(write)
@@ -252,37 +185,47 @@ class SessionStore:
         def query(conn: sqlite3.Connection) -> list[sqlite3.Row]:
             self._require(conn, tenant, session_id)
             return conn.execute(
-                f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE tenant_id = ? AND session_id = ? "
+                f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE tenant_id = ? AND session_id = ? "
                 "ORDER BY id",
                 (str(tenant), session_id),
             ).fetchall()
 
-        return [_message(r) for r in self.db.read(query)]
+        return [message_from_row(r) for r in self.db.read(query)]
 
     # --- internals -----------------------------------------------------------------------
-    def _insert_messages(self, conn: sqlite3.Connection, session: SessionRecord,
-                         messages: Sequence[NewMessage]) -> list[int]:
+    def _insert_messages(
+        self, conn: sqlite3.Connection, session: SessionRecord, messages: Sequence[NewMessage]
+    ) -> list[int]:
         ids: list[int] = []
         for msg in messages:
             cur = conn.execute(
                 "INSERT INTO messages (session_id, tenant_id, role, content, name, tool_calls, "
                 "tool_call_id, timestamp, platform_message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session.id, str(session.tenant), msg.role, msg.content, msg.name,
-                 json.dumps(msg.tool_calls, ensure_ascii=False) if msg.tool_calls else None,
-                 msg.tool_call_id, msg.timestamp, msg.platform_message_id),
+                (
+                    session.id,
+                    str(session.tenant),
+                    msg.role,
+                    msg.content,
+                    msg.name,
+                    json.dumps(msg.tool_calls, ensure_ascii=False) if msg.tool_calls else None,
+                    msg.tool_call_id,
+                    msg.timestamp,
+                    msg.platform_message_id,
+                ),
             )
             assert cur.lastrowid is not None
             ids.append(cur.lastrowid)
         if not session.incognito:
             pairs = zip(ids, messages, strict=True)
-            index_messages(conn, session.tenant, (IndexRow(i, m.role, m.content, m.name)
-                                                  for i, m in pairs))
+            index_messages(
+                conn, session.tenant, (IndexRow(i, m.role, m.content, m.name) for i, m in pairs)
+            )
         return ids
 
     @staticmethod
     def _require(conn: sqlite3.Connection, tenant: TenantId, session_id: str) -> sqlite3.Row:
         row: sqlite3.Row | None = conn.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? AND id = ?",
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? AND id = ?",
             (str(tenant), session_id),
         ).fetchone()
         if row is None:
@@ -297,12 +240,12 @@ class SessionStore:
         order = "ASC" if oldest_first else "DESC"
         rows = self.db.read(
             lambda c: c.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? "
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? "
                 f"ORDER BY started_at {order}, id {order} LIMIT ? OFFSET ?",
                 (str(tenant), limit, offset),
             ).fetchall()
         )
-        return [_session(r) for r in rows]
+        return [session_from_row(r) for r in rows]
 
     def count_messages(self, tenant: TenantId, session_ids: Sequence[str]) -> dict[str, int]:
         """How many messages each of the tenant's ``session_ids`` holds (absent ids: 0)."""
@@ -323,11 +266,11 @@ class SessionStore:
     def find_by_title(self, tenant: TenantId, title: str) -> SessionRecord | None:
         row = self.db.read(
             lambda c: c.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? AND title = ?",
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? AND title = ?",
                 (str(tenant), title),
             ).fetchone()
         )
-        return _session(row) if row else None
+        return session_from_row(row) if row else None
 
     def rename_session(self, tenant: TenantId, session_id: str, title: str) -> None:
         """Set a title; titles are unique per tenant, so a clash is refused."""
@@ -450,7 +393,7 @@ class SessionStore:
                 sum(1 for m in messages if m.role == "user"),
             ),
         )
-        session = _session(self._require(conn, tenant, session_id))
+        session = session_from_row(self._require(conn, tenant, session_id))
         return len(self._insert_messages(conn, session, messages))
 
     def _delete(
