@@ -32,6 +32,8 @@ def parse_entries(text: str) -> list[str]:
     """
     seen: set[str] = set()
     entries: list[str] = []
+    # Editors on some systems save a byte-order mark; it is encoding, not content.
+    text = text.removeprefix("\ufeff")
     for chunk in _DELIMITER_LINE.split(normalize_newlines(text)):
         entry = chunk.strip()
         if entry and entry not in seen:

@@ -101,3 +101,9 @@ def test_preview_is_one_line_and_at_most_60_characters() -> None:
     assert len(shown) <= 60
     assert shown.endswith("…")
     assert preview("two\nlines") == "two lines"
+
+
+def test_leading_byte_order_mark_is_not_content() -> None:
+    from gateway.memory.entries import parse_entries
+
+    assert parse_entries("\ufeffUser likes tea\n§\nUses vim\n") == ["User likes tea", "Uses vim"]
