@@ -36,11 +36,13 @@ def system_prompt(request: dict) -> str:
 
 
 def test_memory_written_in_chat_is_private_and_frozen(home: Path, fake_llm: FakeLLM) -> None:
-    fake_llm.handler = Script([
-        tool_call("memory", {"action": "add", "target": "user", "content": FACT}),
-        "Nice to meet you, Alice.",
-        "Still here.",
-    ])
+    fake_llm.handler = Script(
+        [
+            tool_call("memory", {"action": "add", "target": "user", "content": FACT}),
+            "Nice to meet you, Alice.",
+            "Still here.",
+        ]
+    )
     out = chat(home, fake_llm, "alice", ["I'm Alice and I only drink oolong tea.", "ping"])
     assert out == ["Nice to meet you, Alice.", "Still here."]
 

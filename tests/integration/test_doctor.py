@@ -21,7 +21,9 @@ def closed_port() -> int:
 
 def test_doctor_all_good(home: Path, fake_llm: FakeLLM) -> None:
     proc = run_cli(
-        ["doctor"], home=home, MNEMOGATE_LLM__BASE_URL=fake_llm.base_url,
+        ["doctor"],
+        home=home,
+        MNEMOGATE_LLM__BASE_URL=fake_llm.base_url,
         MNEMOGATE_LLM__MODEL="fake-model",
     )
     assert "✓ sqlite: SQLite" in proc.stdout and "FTS5 and trigram" in proc.stdout
@@ -41,8 +43,11 @@ def test_doctor_explains_missing_llm(home: Path) -> None:
 def test_doctor_llm_unreachable_and_redis_down(home: Path) -> None:
     port = closed_port()
     proc = run_cli(
-        ["doctor"], home=home, MNEMOGATE_LLM__BASE_URL=f"http://127.0.0.1:{port}/v1",
-        MNEMOGATE_LLM__MODEL="m", MNEMOGATE_REDIS_URL=f"redis://127.0.0.1:{port}/0",
+        ["doctor"],
+        home=home,
+        MNEMOGATE_LLM__BASE_URL=f"http://127.0.0.1:{port}/v1",
+        MNEMOGATE_LLM__MODEL="m",
+        MNEMOGATE_REDIS_URL=f"redis://127.0.0.1:{port}/0",
     )
     assert proc.returncode == 1
     assert "✗ llm:" in proc.stdout and "start the model server" in proc.stdout

@@ -33,8 +33,11 @@ def route(titles: list[str], flush_fact: str | None = None) -> Any:
         if system.startswith(FLUSH_PROMPT):
             if flush_fact and not state["flushed"]:
                 state["flushed"] = True
-                return {"tool_calls": [("memory", {"action": "add", "target": "user",
-                                                   "content": flush_fact})]}
+                return {
+                    "tool_calls": [
+                        ("memory", {"action": "add", "target": "user", "content": flush_fact})
+                    ]
+                }
             return "Nothing to save."
         last = body["messages"][-1]["content"]
         return f"echo: {last[:40]}"
@@ -97,8 +100,9 @@ async def test_private_session_has_no_memory_tool_and_is_not_indexed(
         session = app.sessions.get_session(ALICE.tenant, result.session_id)
         assert session.incognito and session.title is None
         await dispatch(app.agent, ALICE, "/new")
-        found = app.search.search(ALICE.tenant, "zanzibar", scope_key=ALICE.search_scope_key(),
-                                  chat_type="dm")
+        found = app.search.search(
+            ALICE.tenant, "zanzibar", scope_key=ALICE.search_scope_key(), chat_type="dm"
+        )
         assert found.sessions == ()
 
 
