@@ -1,0 +1,1 @@
+"""Chat platforms: a small adapter interface, one package per platform, one registry."""
