@@ -17,9 +17,15 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from gateway.cli import chat, doctor, memory_cmd, sessions_cmd
+    from gateway.cli import chat, doctor, memory_cmd, sessions_cmd, worker_cmd
 
-    for command in (chat.chat, doctor.doctor, memory_cmd.memory, sessions_cmd.sessions):
+    for command in (
+        chat.chat,
+        doctor.doctor,
+        memory_cmd.memory,
+        sessions_cmd.sessions,
+        worker_cmd.worker,
+    ):
         cli.add_command(command)
 
 

@@ -80,3 +80,34 @@ def _v2(conn: sqlite3.Connection) -> None:
         """,
     )
     fts.backfill(conn)
+
+
+@migration(3, "transactional outbox; provider sync pointer and review counter")
+def _v3(conn: sqlite3.Connection) -> None:
+    # A row is open until done_at is set: by the job that handled it, or by the relay when
+    # RQ reports the job finished or failed for good (see gateway/outbox.py).
+    run_script(
+        conn,
+        """
+        CREATE TABLE outbox (
+            id          INTEGER PRIMARY KEY,
+            tenant_id   TEXT NOT NULL,
+            session_id  TEXT NOT NULL,
+            kind        TEXT NOT NULL,
+            payload     TEXT NOT NULL DEFAULT '{}',
+            created_at  REAL NOT NULL,
+            enqueued_at REAL,
+            attempts    INTEGER NOT NULL DEFAULT 0,
+            last_error  TEXT,
+            done_at     REAL
+        );
+        CREATE INDEX outbox_open ON outbox(enqueued_at, id) WHERE done_at IS NULL;
+        CREATE INDEX outbox_by_session ON outbox(tenant_id, session_id, kind, id);
+        CREATE INDEX outbox_done ON outbox(done_at) WHERE done_at IS NOT NULL;
+        ALTER TABLE sessions ADD COLUMN provider_synced_upto INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sessions ADD COLUMN review_counter INTEGER NOT NULL DEFAULT 0;
+        """,
+    )
+
+
+from gateway.memory import approval_schema  # noqa: E402,F401

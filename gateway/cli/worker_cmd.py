@@ -1,0 +1,82 @@
+"""``mnemogate worker``: an RQ worker serving the gateway's background queues."""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urlsplit
+
+import click
+from redis import Redis
+from redis.exceptions import RedisError
+from rq import SimpleWorker, Worker
+
+from gateway.cli.common import settings_or_exit
+from workers import context
+from workers.jobs import tag_failure
+from workers.queues import QUEUE_ORDER, JobQueues, one_line
+
+
+def _where(url: str) -> str:
+    """The Redis URL without credentials, for messages."""
+    parts = urlsplit(url)
+    host = parts.hostname or parts.path or "?"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path if parts.hostname else ''}"
+
+
+@click.command()
+@click.option(
+    "--queue",
+    "queues",
+    multiple=True,
+    type=click.Choice(QUEUE_ORDER),
+    help="Serve only this queue (repeatable). Default: sync, recall, review, maint, in that "
+    "order of priority.",
+)
+@click.option("--burst", is_flag=True, help="Work until the queues are empty, then exit.")
+@click.option("--name", default=None, help="Worker name shown by `rq info` (default: random).")
+@click.option(
+    "--simple",
+    is_flag=True,
+    help="Run jobs inside this process (RQ SimpleWorker) instead of forking a child per job.",
+)
+def worker(queues: tuple[str, ...], burst: bool, name: str | None, simple: bool) -> None:
+    """Serve the background queues with an RQ worker.
+
+    By default RQ's standard forking Worker runs each job in a fresh child process (one job
+    per fork), so a job that crashes or leaks cannot take the worker down; --simple runs
+    jobs in this process instead, which is faster but shares its fate. SIGTERM or Ctrl+C is
+    a warm shutdown: the running job finishes, then the worker exits; a second signal stops
+    the job at once. Failed jobs are retried with backoff and finally kept in RQ's failed
+    job registry (`rq info`, `rq requeue`).
+    """
+    settings = settings_or_exit()
+    for logger in ("gateway", "workers", "providers"):
+        logging.getLogger(logger).setLevel(settings.log_level)
+    connection = Redis.from_url(settings.redis_url, socket_connect_timeout=5)
+    try:
+        connection.ping()
+    except RedisError as exc:
+        connection.close()
+        raise click.ClickException(
+            f"cannot reach Redis at {_where(settings.redis_url)}: {one_line(exc)}"
+        ) from None
+    chosen = [q for q in QUEUE_ORDER if not queues or q in queues]
+    context.configure(settings)
+    worker_class = SimpleWorker if simple else Worker
+    try:
+        rq_worker = worker_class(
+            JobQueues(connection, settings).queues(chosen),
+            name=name,
+            connection=connection,
+            exception_handlers=[tag_failure],
+            log_job_description=False,  # descriptions are safe, but keep job arguments out
+        )
+        rq_worker.work(burst=burst, with_scheduler=True, logging_level=settings.log_level)
+    except RedisError as exc:
+        raise click.ClickException(f"lost Redis: {one_line(exc)}") from None
+    except ValueError as exc:  # e.g. a live worker already has this name
+        raise click.ClickException(one_line(exc)) from None
+    finally:
+        context.reset()
+        connection.close()

@@ -1,0 +1,266 @@
+"""RQ job functions: provider sync and recall prefetch, and the wrapper every job runs in.
+
+Entry functions take primitive arguments only (tenant id string, session id, …), fetch the
+worker's :class:`~workers.context.WorkerContext` and run a *body* that takes the context
+explicitly, through :func:`run_job`, which
+
+* parses the tenant and makes sure ``job.meta["tenant"]`` holds its namespace,
+* logs start, success and failure with the namespace (``extra``: tenant, kind, session, job),
+* marks the job's outbox rows done when the body succeeds, and
+* lets exceptions propagate, so RQ retries (``Retry`` set at enqueue) and finally moves the
+  job to its FailedJobRegistry. :func:`tag_failure` is the worker's exception handler that
+  adds the error to ``job.meta``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, TypeVar
+
+from redis.exceptions import LockError, RedisError
+from rq import get_current_job
+from rq.job import Job
+
+from gateway import outbox
+from gateway.errors import MnemogateError, NotFound
+from gateway.tenants import TenantId
+from providers.base import RecallQuery, SyncedTurn
+from workers.context import WorkerContext, current
+from workers.queues import JobKind, one_line
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+Body = Callable[[WorkerContext, TenantId, str], T]
+
+
+class JobFailed(MnemogateError):
+    """A job could not finish (provider refused a turn, lock busy); RQ retries it."""
+
+
+def run_job(kind: JobKind, tenant_id: str, session_id: str, body: Body[T]) -> T:
+    """Run ``body(context, tenant, session_id)`` as one job of ``kind`` (see module doc)."""
+    tenant = TenantId.parse(tenant_id)
+    job = get_current_job()
+    extra = {
+        "tenant": tenant.namespace,
+        "kind": kind,
+        "session": session_id,
+        "job_id": job.id if job else None,
+    }
+    if job is not None and job.meta.get("tenant") != tenant.namespace:
+        job.meta.update(tenant=tenant.namespace, kind=kind)
+        job.save_meta()
+    ctx = current()
+    log.debug("%s job for %s/%s started", kind, tenant.namespace, session_id, extra=extra)
+    try:
+        result = body(ctx, tenant, session_id)
+    except Exception as exc:
+        log.warning(
+            "%s job for %s/%s failed: %s",
+            kind,
+            tenant.namespace,
+            session_id,
+            one_line(exc),
+            extra=extra,
+        )
+        raise
+    rows = job.meta.get("outbox", []) if job is not None else []
+    if rows:
+        outbox.mark_done(ctx.db, tenant, [int(i) for i in rows])
+    log.info("%s job for %s/%s done", kind, tenant.namespace, session_id, extra=extra)
+    return result
+
+
+def tag_failure(
+    job: Job, exc_type: type[BaseException], exc_value: BaseException, tb: TracebackType | Any
+) -> bool:
+    """RQ exception handler: the tenant namespace and the error into ``job.meta``; falls through.
+
+    Also called for abandoned jobs (worker killed), then with a stack summary as ``tb``.
+    """
+    namespace = job.meta.get("tenant")
+    if namespace is None and job.args:
+        with suppress(MnemogateError, TypeError):
+            namespace = TenantId.parse(str(job.args[0])).namespace
+    job.meta.update(tenant=namespace, error=f"{exc_type.__name__}: {one_line(exc_value)}")
+    with suppress(RedisError):
+        job.save_meta()
+    log.error(
+        "job %s for %s failed: %s",
+        job.id,
+        namespace,
+        job.meta["error"],
+        extra={"tenant": namespace, "job_id": job.id, "kind": job.meta.get("kind")},
+    )
+    return True
+
+
+# --- provider sync -----------------------------------------------------------------------
+
+
+def sync_session(tenant_id: str, session_id: str) -> int:
+    """RQ entry (``sync`` queue): send the session's unsynced turns to the provider, in order."""
+    return run_job("sync", tenant_id, session_id, sync_body)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTurn:
+    """A finished user→assistant exchange; ``last_id`` is its last message id."""
+
+    user_id: int
+    user: str
+    assistant: str
+    timestamp: float
+    last_id: int
+
+    def synced(self, session_id: str) -> SyncedTurn:
+        return SyncedTurn(
+            user=self.user,
+            assistant=self.assistant,
+            session_id=session_id,
+            turn_id=str(self.user_id),
+            timestamp=datetime.fromtimestamp(self.timestamp, UTC),
+        )
+
+
+def pair_turns(rows: Sequence[Any]) -> list[PendingTurn]:
+    """Group messages (id order) into turns: a user message and what followed it.
+
+    A turn is finished when the assistant answered without asking for tools, or when the
+    next user message arrived; a trailing unfinished turn is left for a later sync.
+    """
+    turns: list[PendingTurn] = []
+    open_turn: PendingTurn | None = None
+    answered = False
+    for row in rows:
+        if row["role"] == "user":
+            if open_turn is not None:
+                turns.append(open_turn)
+            open_turn = PendingTurn(row["id"], row["content"], "", row["timestamp"], row["id"])
+            answered = False
+        elif open_turn is not None:
+            text = open_turn.assistant
+            if row["role"] == "assistant" and row["content"]:
+                text = row["content"]
+                answered = not row["tool_calls"]
+            open_turn = PendingTurn(
+                open_turn.user_id, open_turn.user, text, open_turn.timestamp, row["id"]
+            )
+    if open_turn is not None and answered:
+        turns.append(open_turn)
+    return turns
+
+
+def unsynced_turns(ctx: WorkerContext, tenant: TenantId, session_id: str) -> list[PendingTurn]:
+    """Finished turns after the session's ``provider_synced_upto`` pointer."""
+
+    def query(conn: Any) -> list[Any]:
+        row = conn.execute(
+            "SELECT provider_synced_upto FROM sessions WHERE tenant_id = ? AND id = ?",
+            (str(tenant), session_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no session {session_id!r} for {tenant}")
+        return list(
+            conn.execute(
+                "SELECT id, role, content, tool_calls, timestamp FROM messages "
+                "WHERE tenant_id = ? AND session_id = ? AND id > ? ORDER BY id",
+                (str(tenant), session_id, int(row[0])),
+            ).fetchall()
+        )
+
+    return pair_turns(ctx.db.read(query))
+
+
+def advance_pointer(ctx: WorkerContext, tenant: TenantId, session_id: str, upto: int) -> None:
+    ctx.db.write(
+        lambda c: c.execute(
+            "UPDATE sessions SET provider_synced_upto = ? WHERE tenant_id = ? AND id = ? "
+            "AND provider_synced_upto < ?",
+            (upto, str(tenant), session_id, upto),
+        )
+    )
+
+
+def sync_body(ctx: WorkerContext, tenant: TenantId, session_id: str) -> int:
+    """Sync under the session's lock; advance the pointer after each stored turn.
+
+    Idempotent: what is behind the pointer is never sent again, so a retried or duplicate job
+    only sends what is left. Returns how many turns were sent.
+    """
+    try:
+        session = ctx.sessions.get_session(tenant, session_id)
+    except NotFound:
+        outbox.mark_session_done(ctx.db, tenant, session_id, "sync")
+        return 0
+    if session.incognito or ctx.manager.provider is None:
+        outbox.mark_session_done(ctx.db, tenant, session_id, "sync")
+        return 0
+    jobs = ctx.settings.jobs
+    lock = ctx.redis.lock(
+        ctx.keys.sync_lock(tenant, session_id),
+        # Held for one provider call at a time (renewed per turn), so a killed worker's lock
+        # frees itself soon after.
+        timeout=ctx.settings.recall.provider_timeout_s + jobs.sync_lock_timeout_s,
+        blocking_timeout=jobs.sync_lock_timeout_s,
+    )
+    if not lock.acquire():
+        raise JobFailed(f"sync of {tenant.namespace}/{session_id} is busy in another job")
+    try:
+        # Rows committed before this read have their messages visible to the next read.
+        through = outbox.last_row_id(ctx.db, tenant, session_id, "sync")
+        turns = unsynced_turns(ctx, tenant, session_id)
+        provider_ctx = ctx.provider_context(tenant, session)
+        if turns and not ctx.manager.initialize(provider_ctx):
+            raise JobFailed(f"provider could not initialize {tenant.namespace}/{session_id}")
+        for turn in turns:
+            lock.reacquire()
+            if not ctx.manager.sync_turn(provider_ctx, turn.synced(session_id)):
+                raise JobFailed(f"provider did not store turn {turn.user_id} of {session_id}")
+            advance_pointer(ctx, tenant, session_id, turn.last_id)
+        outbox.mark_session_done(ctx.db, tenant, session_id, "sync", through_id=through)
+        return len(turns)
+    finally:
+        with suppress(LockError, RedisError):
+            lock.release()
+
+
+# --- recall prefetch ---------------------------------------------------------------------
+
+
+def recall_next(tenant_id: str, session_id: str, query: str, nonce: str = "") -> int:
+    """RQ entry (``recall`` queue): compute recall for the session's next turn into the cache."""
+    return run_job(
+        "recall",
+        tenant_id,
+        session_id,
+        lambda ctx, tenant, sid: recall_body(ctx, tenant, sid, query, nonce=nonce),
+    )
+
+
+def recall_body(
+    ctx: WorkerContext, tenant: TenantId, session_id: str, query: str, *, nonce: str = ""
+) -> int:
+    """Ask the provider (bounded by its timeout), cache the text, wake a waiting turn.
+
+    Returns the length of the cached text ("" is cached too: "computed, nothing to say").
+    """
+    session = ctx.sessions.get_session(tenant, session_id)
+    try:
+        text = ""
+        if ctx.manager.provider is not None:
+            provider_ctx = ctx.provider_context(tenant, session)
+            ctx.manager.initialize(provider_ctx)
+            text = ctx.manager.recall(
+                provider_ctx, RecallQuery(text=query, turn_index=session.user_turns)
+            )
+        ctx.recall_cache.put(tenant, session.session_key, text, turn_index=session.user_turns)
+        return len(text)
+    finally:
+        if nonce:  # even on failure: the waiting turn stops waiting and goes on without it
+            ctx.recall_cache.signal_ready(tenant, session.session_key, nonce)
