@@ -1,7 +1,9 @@
-"""Chat commands (``/help``, ``/new``, ``/memory`` …), answered without the LLM.
+"""Chat commands (``/help``, ``/new``, ``/reset`` …), answered without the LLM.
 
 Commands are a table; each handler gets the agent, the conversation and the argument text
-and returns the reply. Platform adapters and the console share this table.
+and returns the reply. Platform adapters and the console share this table. Commands about
+sessions live in ``session_commands``, about memory in ``memory_commands``; ``dispatch``
+imports them so they register.
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from gateway.agent.agent import Agent
 from gateway.routing import Conversation
@@ -65,35 +66,3 @@ async def _new(agent: Agent, conversation: Conversation, args: str) -> str:
 async def _reset(agent: Agent, conversation: Conversation, args: str) -> str:
     await asyncio.to_thread(agent.new_session, conversation, reason="reset")
     return "Conversation reset."
-
-
-@command(
-    "memory", "/memory", "Show what I remember about you, with usage and origins.", dm_only=True
-)
-async def _memory(agent: Agent, conversation: Conversation, args: str) -> str:
-    scope = agent.scope_for(conversation)
-    if scope is None:
-        return "Memory is switched off in this chat."
-    return await asyncio.to_thread(render_memory_listing, agent, scope)
-
-
-def render_memory_listing(agent: Agent, scope: object) -> str:
-    from gateway.tenants import MemoryScope
-
-    assert isinstance(scope, MemoryScope)
-    out: list[str] = []
-    for target, label in (("user", "About you (USER.md)"), ("memory", "My notes (MEMORY.md)")):
-        entries = agent.memory.read(scope, target)  # type: ignore[arg-type]
-        used, limit = agent.memory.usage(scope, target)  # type: ignore[arg-type]
-        out.append(f"{label} — {used:,}/{limit:,} chars")
-        if not entries:
-            out.append("  (empty)")
-        for i, entry in enumerate(entries, 1):
-            when = (
-                datetime.fromtimestamp(entry.updated_at, UTC).strftime("%Y-%m-%d")
-                if entry.updated_at
-                else "unknown date"
-            )
-            out.append(f"  {i}. {entry.text}\n     [{entry.origin}, {when}]")
-        out.append("")
-    return "\n".join(out).rstrip()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from gateway.agent import session_commands  # noqa: F401  (registers its commands)
+from gateway.agent import (  # noqa: F401  (register their commands)
+    memory_commands,
+    session_commands,
+)
 from gateway.agent.agent import Agent
 from gateway.agent.commands import COMMANDS
 from gateway.routing import Conversation

@@ -33,7 +33,7 @@ from gateway.memory.entries import (
     percent,
     render_file,
 )
-from gateway.memory.operations import Operation, Rejection, Scanner, WriteResult, plan
+from gateway.memory.operations import Operation, Plan, Rejection, Scanner, WriteResult, plan
 from gateway.security.scanner import scan
 from gateway.settings import MemorySettings
 from gateway.tenants import MemoryScope
@@ -136,22 +136,12 @@ class MemoryStore:
         if origin not in ORIGINS:
             raise UserInputError(f"unknown memory origin {origin!r}; expected one of {ORIGINS}")
         path = self.path(scope, target)
-        limit = self.limit(target)
-        label = LABELS[target]
         with self._locked(scope, path):
             raw = self._read_text(path)
             before = parse_entries(raw)
-            usage = format_usage(char_count(before), limit)
-            outcome = plan(before, operations, label=label, limit=limit, scanner=self._scan)
+            outcome = self._plan(target, before, operations)
             if isinstance(outcome, Rejection):
-                return WriteResult(
-                    success=False,
-                    usage=usage,
-                    entry_count=len(before),
-                    error=outcome.error,
-                    current_entries=list(before) if outcome.show_entries else None,
-                    rule=outcome.rule,
-                )
+                return self._rejected(target, before, outcome)
             message = outcome.message
             backup = None
             if outcome.entries != before:
@@ -162,9 +152,47 @@ class MemoryStore:
                         f"its previous text was kept in {backup.name}."
                     )
                 self._write(path, before, outcome.entries, outcome.replaced, origin)
+        return self._accepted(target, outcome, message, backup)
+
+    def preview(
+        self, scope: MemoryScope, target: Target, operations: Sequence[Operation]
+    ) -> WriteResult:
+        """What :meth:`apply` would answer against the file as it is now, without writing.
+
+        Same checks, scan and errors as ``apply``; on success ``usage`` and ``entry_count``
+        describe the file as it would be, ``applied`` lists the operations that would change
+        it, and ``message`` is the summary ``apply`` would give. No lock is taken (files are
+        replaced whole), so a later ``apply`` may still fail if the file changes meanwhile.
+        """
+        before = parse_entries(self._read_text(self.path(scope, target)))
+        outcome = self._plan(target, before, operations)
+        if isinstance(outcome, Rejection):
+            return self._rejected(target, before, outcome)
+        return self._accepted(target, outcome, outcome.message, None)
+
+    def _plan(
+        self, target: Target, before: list[str], operations: Sequence[Operation]
+    ) -> Plan | Rejection:
+        return plan(
+            before, operations, label=LABELS[target], limit=self.limit(target), scanner=self._scan
+        )
+
+    def _rejected(self, target: Target, before: list[str], rejection: Rejection) -> WriteResult:
+        return WriteResult(
+            success=False,
+            usage=format_usage(char_count(before), self.limit(target)),
+            entry_count=len(before),
+            error=rejection.error,
+            current_entries=list(before) if rejection.show_entries else None,
+            rule=rejection.rule,
+        )
+
+    def _accepted(
+        self, target: Target, outcome: Plan, message: str, backup: Path | None
+    ) -> WriteResult:
         return WriteResult(
             success=True,
-            usage=format_usage(char_count(outcome.entries), limit),
+            usage=format_usage(char_count(outcome.entries), self.limit(target)),
             entry_count=len(outcome.entries),
             message=message,
             applied=outcome.applied,

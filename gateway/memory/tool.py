@@ -5,17 +5,27 @@ byte-identical for a whole session (the LLM provider's prefix cache depends on i
 :class:`MemoryTool` is bound to one memory scope; it never raises to the tool loop, and it
 stops accepting calls after three failures in one turn so a memory loop cannot starve the
 reply.
+
+With a ``stage`` callable (write approval on, see :mod:`gateway.memory.approval`) a call is
+checked against the file as it is now without writing it (:meth:`MemoryStore.preview`) and,
+if it would change something, staged for the user's approval instead; errors are the same
+as on the direct path.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from gateway.errors import MnemogateError
 from gateway.memory.operations import ACTIONS, Action, Operation, WriteResult
 from gateway.memory.store import TARGETS, MemoryStore, Origin, Target
 from gateway.tenants import MemoryScope
+
+if TYPE_CHECKING:
+    from gateway.memory.approval import PendingWrite
 
 MAX_FAILURES_PER_TURN = 3
 
@@ -140,18 +150,24 @@ class MemoryTool:
         *,
         origin: Origin = "user-chat",
         read_only_reason: str | None = None,
+        stage: Callable[[Target, list[Operation]], PendingWrite] | None = None,
     ) -> None:
         self._store = store
         self._scope = scope
         self._origin: Origin = origin
         self._read_only_reason = read_only_reason
+        self._stage = stage
         self.failures = 0
         self.writes: list[WriteResult] = []
+        self.changes: list[MemoryChange] = []
+        self.staged: list[PendingWrite] = []
 
     def new_turn(self) -> None:
-        """Start counting failures and writes afresh."""
+        """Start counting failures, writes and staged writes afresh."""
         self.failures = 0
         self.writes = []
+        self.changes = []
+        self.staged = []
 
     def handle(self, arguments: dict[str, Any] | str) -> str:
         """Run one call; returns the JSON text for the model, never raises for bad input."""
@@ -164,8 +180,6 @@ class MemoryTool:
             return _error(_TERMINAL)
         answer, result = self._run(arguments)
         if result is not None and result.success:
-            if result.changed:
-                self.writes.append(result)
             return answer
         self.failures += 1
         if self.failures >= MAX_FAILURES_PER_TURN:
@@ -180,10 +194,46 @@ class MemoryTool:
             return _error(parsed), None
         target, operations = parsed
         try:
+            if self._stage is not None:
+                return self._staged(self._stage, target, operations)
             result = self._store.apply(self._scope, target, operations, origin=self._origin)
         except MnemogateError as exc:
             return _error(f"Memory could not be written: {exc}"), None
+        if result.changed:
+            self.writes.append(result)
+            self.changes.append(MemoryChange(target, result))
         return result.to_json(), result
+
+    def _staged(
+        self,
+        stage: Callable[[Target, list[Operation]], PendingWrite],
+        target: Target,
+        operations: list[Operation],
+    ) -> tuple[str, WriteResult | None]:
+        """Check the call against the file without writing; stage it if it changes something."""
+        result = self._store.preview(self._scope, target, operations)
+        if not result.changed:
+            return result.to_json(), result  # an error, or nothing to change: as if applied
+        pending = stage(target, operations)
+        self.staged.append(pending)
+        body = {
+            "success": True,
+            "staged": True,
+            "pending_id": pending.id,
+            "message": (
+                f"Staged for the user's approval (change #{pending.id}); it is not saved yet. "
+                f"The user reviews it with /memory pending. Do not repeat this call."
+            ),
+        }
+        return json.dumps(body, ensure_ascii=False), result
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryChange:
+    """A write the tool made, with the file it went to (for notices and hooks)."""
+
+    target: Target
+    result: WriteResult
 
 
 def _error(message: str) -> str:
