@@ -1,30 +1,68 @@
-"""Wiring: builds the stores, clients and the agent from Settings, and closes them in order."""
+"""Wiring: builds stores, clients, the provider manager and the agent from Settings.
+
+One place starts and stops everything in order (``async with App(settings)``).
+"""
 
 from __future__ import annotations
 
+import logging
 from types import TracebackType
+from typing import Literal
 
 from gateway.agent.agent import Agent
-from gateway.agent.background import InlineBackground
+from gateway.agent.hooks import TurnHooks
+from gateway.background import InlineRunner, QueueRunner
 from gateway.history.db import Database
 from gateway.history.search import SessionSearch
 from gateway.history.store import SessionStore
+from gateway.keys import RedisKeys
 from gateway.llm.client import LLMClient
 from gateway.memory.store import MemoryStore
+from gateway.notices import Notice, NoticeBus
+from gateway.outbox import Relay
+from gateway.recall import AsyncRecallCache, RecallSource, async_redis_client
+from gateway.routing import Conversation
 from gateway.settings import Settings
+from providers.registry import build_manager
+from workers.context import WorkerContext
+from workers.queues import JobQueues, redis_client
+
+log = logging.getLogger(__name__)
+JobsMode = Literal["queue", "inline"]
 
 
 class App:
-    """Everything one gateway or console process needs; use as ``async with App(settings)``."""
+    """Everything one gateway or console process needs."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, jobs_mode: JobsMode | None = None) -> None:
         self.settings = settings
+        self.jobs_mode: JobsMode = jobs_mode or settings.jobs.mode
         self.db = Database(settings.state_db)
         self.sessions = SessionStore(self.db)
         self.search = SessionSearch(self.db)
         self.memory = MemoryStore(settings.home, settings.memory)
+        self.providers = build_manager(settings)
         self.llm = LLMClient(settings.llm, role="main")
         self.aux_llm = LLMClient(settings.aux, role="auxiliary")
+        self.keys = RedisKeys(settings.redis_prefix)
+        self.aredis = async_redis_client(settings.redis_url)
+        self.redis = redis_client(settings.redis_url)
+        self.queues = JobQueues(self.redis, settings)
+        self.relay = Relay(self.db, self.queues, settings.jobs)
+        self.notices = NoticeBus(self.keys, aclient=self.aredis)
+        recall_settings = settings.recall
+        self.inline: InlineRunner | None = None
+        runner: TurnHooks
+        if self.jobs_mode == "inline":
+            # No worker will answer a cold-start recall job: don't wait for one.
+            recall_settings = recall_settings.model_copy(update={"first_turn_budget_s": 0.0})
+            self.worker_context = WorkerContext(settings, manager=self.providers)
+            self.inline = runner = InlineRunner(self.worker_context)
+        else:
+            runner = QueueRunner(self.db, self.relay)
+        recall = RecallSource(
+            AsyncRecallCache(self.aredis, self.keys, recall_settings), self.queues, recall_settings
+        )
         self.agent = Agent(
             settings,
             sessions=self.sessions,
@@ -32,11 +70,13 @@ class App:
             search=self.search,
             llm=self.llm,
             aux=self.aux_llm,
+            providers=self.providers,
+            recall=recall,
+            hooks=runner,
         )
-        self.background = InlineBackground(self.agent, self.aux_llm)
-        self.agent.hooks = self.background
 
     async def __aenter__(self) -> App:
+        await self.start()
         return self
 
     async def __aexit__(
@@ -47,11 +87,26 @@ class App:
     ) -> None:
         await self.aclose()
 
+    async def start(self) -> None:
+        """Pick up work an earlier process left in the outbox."""
+        if self.inline is not None:
+            await self.inline.run_pending()
+
     async def drain(self) -> None:
-        """Wait for background work this process scheduled (titles, flushes) to finish."""
-        await self.background.drain()
+        """Wait for background work this process runs itself (inline mode)."""
+        await self.agent.hooks.drain()
+
+    async def notices_for(self, conversation: Conversation) -> list[Notice]:
+        """Notices (e.g. "💾 Memory updated") waiting for this conversation's tenant."""
+        return await self.notices.take(conversation.tenant)
 
     async def aclose(self) -> None:
+        await self.drain()
         await self.llm.aclose()
         await self.aux_llm.aclose()
+        await self.aredis.aclose()
+        self.redis.close()
+        self.providers.shutdown()
+        if self.inline is not None:
+            self.worker_context.close()
         self.db.close()

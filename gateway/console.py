@@ -57,4 +57,12 @@ async def run_console(
             continue
         prefix = f"{app.settings.agent.name}> " if tty else ""
         print(prefix + reply, file=sink, flush=True)
+        await show_notices(app, conversation, sink)
     await app.drain()
+    await show_notices(app, conversation, sink)
+
+
+async def show_notices(app: App, conversation: Conversation, sink: TextIO) -> None:
+    """Print notices from background work (e.g. "💾 Memory updated") after a reply."""
+    for notice in await app.notices_for(conversation):
+        print(notice.text, file=sink, flush=True)

@@ -121,8 +121,13 @@ class RecallSettings(_Section):
 
 
 class JobsSettings(_Section):
-    """The background plane: RQ queues, retries and the outbox relay."""
+    """The background plane: RQ queues, retries and the outbox relay.
 
+    ``mode``: ``queue`` sends follow-up work to RQ workers (``mnemogate worker``);
+    ``inline`` runs the same job bodies inside this process (a single-process setup).
+    """
+
+    mode: Literal["queue", "inline"] = "queue"
     retries: int = Field(default=3, ge=0, le=20)
     retry_intervals_s: Annotated[list[int], NoDecode] = Field(default_factory=lambda: [5, 30, 120])
     job_timeout_s: int = Field(default=300, ge=1)
@@ -135,19 +140,59 @@ class JobsSettings(_Section):
 
 
 class TelegramSettings(_Section):
+    """The Telegram bot: long polling by default, a webhook when ``webhook_url`` is set."""
+
     bot_token: SecretStr | None = None
-    base_url: str | None = None
-    webhook_url: str | None = None
+    base_url: str | None = None  # like PTB's base_url, e.g. http://127.0.0.1:8081/bot
+    webhook_url: str | None = None  # the public URL given to Telegram
     webhook_secret: SecretStr | None = None
+    webhook_listen: str = "127.0.0.1"  # where the webhook server binds (behind a proxy)
+    webhook_port: int = Field(default=8443, ge=0, le=65535)
+    poll_timeout_s: int = Field(default=30, ge=0, le=50)
+    concurrency: int = Field(default=64, ge=1, le=1024)  # updates handled at once
+    shutdown_grace_s: float = Field(default=10.0, ge=0)  # for handlers still running at stop
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secret_charset(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        secret = value.get_secret_value()  # Telegram allows 1-256 of A-Z a-z 0-9 _ -
+        if not 1 <= len(secret) <= 256 or not all(
+            char.isascii() and (char.isalnum() or char in "_-") for char in secret
+        ):
+            raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+        return value
 
 
 class DiscordSettings(_Section):
     bot_token: SecretStr | None = None
-    api_base_url: str | None = None
-    gateway_url: str | None = None
+    api_base_url: str | None = None  # REST base incl. version, e.g. http://127.0.0.1:8080/api/v10
+    gateway_url: str | None = None  # websocket URL; default: the API base's GET /gateway/bot
     channels: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    ready_timeout_s: float = Field(default=30.0, gt=0)  # start() waits this long for READY
+    guild_ready_timeout_s: float = Field(default=2.0, ge=0)  # discord.py's wait for GUILD_CREATE
+    concurrency: int = Field(default=32, ge=1)  # chats handled at once (in order within each)
 
     _csv = field_validator("channels", mode="before")(classmethod(lambda cls, v: _split_csv(v)))
+
+    @field_validator("api_base_url")
+    @classmethod
+    def _api_base_url(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+    @field_validator("gateway_url")
+    @classmethod
+    def _gateway_url(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        if not value.startswith(("ws://", "wss://")):
+            raise ValueError("must start with ws:// or wss://")
+        return value
 
 
 class AccessSettings(_Section):

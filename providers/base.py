@@ -12,7 +12,7 @@ import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
@@ -22,6 +22,7 @@ from gateway.tenants import TenantId
 from providers.errors import InvalidProvider
 
 if TYPE_CHECKING:
+    from gateway.history.records import SessionRecord
     from gateway.memory.operations import Action
     from gateway.memory.store import Origin, Target
     from gateway.settings import Settings
@@ -92,6 +93,18 @@ class ProviderContext:
             memory_scope_key=scope.key if scope else conversation.search_scope_key(),
             home=settings.home,
         )
+
+    @classmethod
+    def for_session(cls, session: SessionRecord, *, settings: Settings) -> ProviderContext:
+        """The context of a stored session, with the key and scope it was opened with."""
+        chat_type: ChatType = "group" if session.chat_type == "group" else "dm"
+        tenant = session.tenant
+        conversation = Conversation(
+            tenant, chat_id=session.chat_id or tenant.user, chat_type=chat_type
+        )
+        ctx = cls.for_conversation(conversation, session_id=session.id, settings=settings)
+        # The row knows the exact key and scope of its time (thread ids, group-memory mode).
+        return replace(ctx, session_key=session.session_key, memory_scope_key=session.scope_key)
 
     def to_payload(self) -> dict[str, str]:
         """JSON-safe form for job payloads; :meth:`from_payload` validates it again."""

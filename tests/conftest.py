@@ -52,6 +52,7 @@ def make_settings(home: Path, fake_llm: FakeLLM) -> Any:
                 "max_retries": 1,
                 "timeout_s": 10,
             },
+            "jobs": {"mode": "inline"},
         }
         values.update(overrides)
         return load_settings(**values)

@@ -11,7 +11,6 @@ child builds its own.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import threading
@@ -19,11 +18,13 @@ from functools import cached_property
 
 import redis
 
+from gateway.agent.sessions import SessionOpener
 from gateway.history.db import Database
 from gateway.history.store import SessionRecord, SessionStore
 from gateway.keys import RedisKeys
+from gateway.llm.client import LLMClient
+from gateway.memory.store import MemoryStore
 from gateway.recall import RecallCache
-from gateway.routing import ChatType, Conversation
 from gateway.settings import Settings, load_settings
 from gateway.tenants import TenantId
 from providers.base import ProviderContext
@@ -51,6 +52,18 @@ class WorkerContext:
         return SessionStore(self.db)
 
     @cached_property
+    def memory(self) -> MemoryStore:
+        return MemoryStore(self.settings.home, self.settings.memory)
+
+    @cached_property
+    def opener(self) -> SessionOpener:
+        return SessionOpener(self.settings, self.sessions, self.memory, self.manager)
+
+    def aux_llm(self) -> LLMClient:
+        """A fresh auxiliary-model client for one job's event loop (close it after use)."""
+        return LLMClient(self.settings.aux, role="auxiliary")
+
+    @cached_property
     def manager(self) -> MemoryManager:
         return self._manager if self._manager is not None else build_manager(self.settings)
 
@@ -72,18 +85,9 @@ class WorkerContext:
 
     def provider_context(self, tenant: TenantId, session: SessionRecord) -> ProviderContext:
         """The provider context of a stored session (peer naming as in the gateway)."""
-        chat_type: ChatType = "group" if session.chat_type == "group" else "dm"
-        conversation = Conversation(
-            tenant, chat_id=session.chat_id or tenant.user, chat_type=chat_type
-        )
-        ctx = ProviderContext.for_conversation(
-            conversation, session_id=session.id, settings=self.settings
-        )
-        # The row knows the exact key and scope the session was opened with (thread ids,
-        # the group-memory mode of the time), which the conversation rebuilt above may not.
-        return dataclasses.replace(
-            ctx, session_key=session.session_key, memory_scope_key=session.scope_key
-        )
+        if session.tenant != tenant:
+            raise ValueError("session belongs to another tenant")
+        return ProviderContext.for_session(session, settings=self.settings)
 
     def close(self) -> None:
         """Release what was built (only in the process that built it)."""
@@ -96,7 +100,16 @@ class WorkerContext:
             built["redis"].close()
         if "db" in built:
             built["db"].close()
-        for name in ("db", "sessions", "manager", "redis", "recall_cache", "queues"):
+        for name in (
+            "db",
+            "sessions",
+            "memory",
+            "opener",
+            "manager",
+            "redis",
+            "recall_cache",
+            "queues",
+        ):
             built.pop(name, None)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,20 +11,26 @@ from typing import Any
 from gateway.agent.hooks import NoHooks, TurnEvent, TurnHooks
 from gateway.agent.locks import KeyedLocks
 from gateway.agent.loop import AsyncTool, Tool, run_tool_loop
-from gateway.agent.prompt import build_frozen_prompt
+from gateway.agent.planning import TurnFacts, planner
 from gateway.agent.search_summaries import SummarizingSearchTool
+from gateway.agent.sessions import SessionOpener
 from gateway.errors import LLMBadResponse, LLMError, UserInputError
+from gateway.history.records import NewMessage, SessionRecord
 from gateway.history.search import SessionSearch
 from gateway.history.search_tool import SessionSearchTool
-from gateway.history.store import NewMessage, SessionRecord, SessionStore
+from gateway.history.store import SessionStore
+from gateway.history.turns import commit_turn
 from gateway.llm.client import LLMClient
 from gateway.llm.types import Usage
 from gateway.memory.store import MemoryStore, WriteResult
 from gateway.memory.tool import MemoryTool
+from gateway.recall import RecallSource
 from gateway.routing import Conversation
 from gateway.security.fence import wrap_recalled
 from gateway.settings import Settings
 from gateway.tenants import MemoryScope
+from providers.base import ProviderContext, TurnStart
+from providers.manager import MemoryManager
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +47,12 @@ class TurnResult:
 
 
 class Agent:
-    """Builds requests from the frozen prompt + history, runs the tool loop, persists the turn."""
+    """Builds requests from the frozen prompt + history, runs the tool loop, persists the turn.
+
+    Recall from the provider is read from the Redis cache (``recall``) and fenced into the
+    current user message only; the turn's follow-up work is written to the outbox with the
+    turn and handed to ``hooks`` (the job runner) after commit.
+    """
 
     def __init__(
         self,
@@ -53,6 +63,8 @@ class Agent:
         search: SessionSearch,
         llm: LLMClient,
         aux: LLMClient | None = None,
+        providers: MemoryManager | None = None,
+        recall: RecallSource | None = None,
         hooks: TurnHooks | None = None,
     ) -> None:
         self.settings = settings
@@ -61,44 +73,19 @@ class Agent:
         self.search = search
         self.llm = llm
         self.aux = aux or llm
+        self.providers = providers or MemoryManager()
+        self.recall = recall
         self.hooks: TurnHooks = hooks or NoHooks()
         self.locks = KeyedLocks()
+        self.opener = SessionOpener(settings, sessions, memory, self.providers)
 
     # --- sessions ------------------------------------------------------------------------
     def scope_for(self, conversation: Conversation) -> MemoryScope | None:
         return conversation.memory_scope(self.settings.groups.memory)
 
-    def start_session(
-        self,
-        conversation: Conversation,
-        *,
-        incognito: bool = False,
-        parent: SessionRecord | None = None,
-        title: str | None = None,
-    ) -> SessionRecord:
-        """Capture a fresh frozen prompt from the memory on disk and open a session."""
-        scope = self.scope_for(conversation)
-        frozen = build_frozen_prompt(
-            self.settings.agent, self.memory, conversation, scope, incognito=incognito
-        )
-        return self.sessions.create_session(
-            conversation.tenant,
-            session_key=conversation.session_key,
-            source=conversation.platform,
-            chat_id=conversation.chat_id,
-            chat_type=conversation.chat_type,
-            scope_key=conversation.search_scope_key(),
-            system_prompt=frozen.system_prompt,
-            tools_json=frozen.tools_json,
-            model=self.settings.llm.model,
-            parent_id=parent.id if parent else None,
-            title=title,
-            incognito=incognito,
-        )
-
     def current_session(self, conversation: Conversation) -> SessionRecord:
         live = self.sessions.live_session(conversation.tenant, conversation.session_key)
-        return live if live is not None else self.start_session(conversation)
+        return live if live is not None else self.opener.open(conversation)
 
     def new_session(
         self, conversation: Conversation, *, incognito: bool = False, reason: str = "new"
@@ -107,7 +94,11 @@ class Agent:
         live = self.sessions.live_session(conversation.tenant, conversation.session_key)
         if live is not None:
             self.sessions.end_session(conversation.tenant, live.id, reason)
-        return self.start_session(conversation, incognito=incognito)
+        return self.opener.open(conversation, incognito=incognito)
+
+    def session_lock(self, conversation: Conversation) -> AbstractAsyncContextManager[None]:
+        """Held while a turn (or a session switch) of this conversation runs."""
+        return self.locks.hold(f"{conversation.tenant}|{conversation.session_key}")
 
     # --- the turn ------------------------------------------------------------------------
     def check_input(self, text: str) -> str:
@@ -127,45 +118,38 @@ class Agent:
         conversation: Conversation,
         text: str,
         *,
-        recall: str | None = None,
         platform_message_id: str | None = None,
     ) -> TurnResult:
         """One user message → tool loop → reply, persisted; messages of a session in order."""
         cleaned = self.check_input(text)
         async with self.session_lock(conversation):
-            return await self._turn(conversation, cleaned, recall, platform_message_id)
-
-    def session_lock(self, conversation: Conversation) -> AbstractAsyncContextManager[None]:
-        """Held while a turn (or a session switch) of this conversation runs."""
-        return self.locks.hold(f"{conversation.tenant}|{conversation.session_key}")
+            return await self._turn(conversation, cleaned, platform_message_id)
 
     async def _turn(
-        self,
-        conversation: Conversation,
-        text: str,
-        recall: str | None,
-        platform_message_id: str | None,
+        self, conversation: Conversation, text: str, platform_message_id: str | None
     ) -> TurnResult:
         tenant = conversation.tenant
         session = await asyncio.to_thread(self.current_session, conversation)
         history = await asyncio.to_thread(self.sessions.messages, tenant, session.id)
+        ctx = ProviderContext.for_session(session, settings=self.settings)
+        provider_on = self.providers.provider is not None and not session.incognito
+        if provider_on:
+            await self.providers.aio.on_turn_start(ctx, TurnStart(session.user_turns, text))
+        recall = await self._recall(ctx, text, session) if provider_on else None
+
+        request: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt}]
+        request.extend(m.to_llm() for m in history)
+        fenced = wrap_recalled(recall) if recall else ""
+        request.append({"role": "user", "content": f"{text}\n\n{fenced}" if fenced else text})
+        memory_tool = self._memory_tool(conversation, session)
+        tools = self._tools(session, ctx, memory_tool, provider_on)
+
         user_message = NewMessage(
             role="user",
             content=text,
             name=conversation.display_name,
             platform_message_id=platform_message_id,
         )
-        request: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt}]
-        request.extend(m.to_llm() for m in history)
-        fenced = wrap_recalled(recall) if recall else ""
-        request.append({"role": "user", "content": f"{text}\n\n{fenced}" if fenced else text})
-
-        memory_tool = self._memory_tool(conversation, session)
-        tools: dict[str, Tool | AsyncTool] = {"session_search": self._search_tool(session)}
-        if memory_tool is not None:
-            tools["memory"] = memory_tool
-
-        started = time.monotonic()
         try:
             loop = await run_tool_loop(
                 self.llm,
@@ -175,24 +159,62 @@ class Agent:
                 max_iterations=self.settings.agent.max_tool_iterations,
             )
         except LLMError as exc:
-            log.warning("turn for %s failed: %s", tenant, exc)
-            await asyncio.to_thread(self.sessions.record_turn, tenant, session.id, [user_message])
-            return TurnResult(
-                reply=llm_failure_reply(exc),
-                session_id=session.id,
-                error=str(exc),
+            log.warning("turn for %s failed: %s", tenant.namespace, exc)
+            await asyncio.to_thread(
+                commit_turn, self.sessions, tenant, session.id, [user_message], Usage()
             )
-        stored = [user_message, *(_to_new_message(m) for m in loop.messages)]
-        await asyncio.to_thread(self.sessions.record_turn, tenant, session.id, stored, loop.usage)
+            return TurnResult(reply=llm_failure_reply(exc), session_id=session.id, error=str(exc))
+
         writes = list(memory_tool.writes) if memory_tool is not None else []
-        result = TurnResult(
-            reply=loop.text, session_id=session.id, usage=loop.usage, memory_writes=writes
+        facts = TurnFacts(
+            user_text=text,
+            model_wrote_memory=bool(writes),
+            prompt_tokens=loop.last_prompt_tokens,
+            provider_active=provider_on,
+            recall_due=provider_on and self._cadence_due(session.user_turns + 1),
+            memory_enabled=memory_tool is not None,
         )
-        log.debug("turn %s took %.1f ms", session.id, (time.monotonic() - started) * 1000)
+        stored = [user_message, *(_to_new_message(m) for m in loop.messages)]
+        committed = await asyncio.to_thread(
+            commit_turn,
+            self.sessions,
+            tenant,
+            session.id,
+            stored,
+            loop.usage,
+            planner(self.settings, facts),
+        )
         await self.hooks.after_turn(
-            TurnEvent(conversation, session, text, result.reply, writes, loop.last_prompt_tokens)
+            TurnEvent(conversation, session, text, loop.text, writes, committed.outbox_ids)
         )
-        return result
+        return TurnResult(
+            reply=loop.text,
+            session_id=committed.session_id,
+            usage=loop.usage,
+            memory_writes=writes,
+        )
+
+    async def _recall(self, ctx: ProviderContext, text: str, session: SessionRecord) -> str | None:
+        if self.recall is None:
+            return None
+        return await self.recall.for_turn(ctx, text, turn_index=session.user_turns)
+
+    def _cadence_due(self, turn_index: int) -> bool:
+        return turn_index % self.settings.recall.context_cadence == 0
+
+    def _tools(
+        self,
+        session: SessionRecord,
+        ctx: ProviderContext,
+        memory_tool: MemoryTool | None,
+        provider_on: bool,
+    ) -> dict[str, Tool | AsyncTool]:
+        tools: dict[str, Tool | AsyncTool] = {"session_search": self._search_tool(session)}
+        if memory_tool is not None:
+            tools["memory"] = memory_tool
+        if provider_on:
+            tools.update(self.providers.tools(ctx))
+        return tools
 
     def _search_tool(self, session: SessionRecord) -> Tool | AsyncTool:
         plain = SessionSearchTool(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gateway.agent import (  # noqa: F401  (register their commands)
+    account_commands,
     memory_commands,
     session_commands,
 )

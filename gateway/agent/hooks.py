@@ -21,7 +21,7 @@ class TurnEvent:
     user_text: str
     reply: str
     memory_writes: list[WriteResult]
-    prompt_tokens: int  # of the turn's last request: how full the context window is
+    outbox_ids: list[int]  # follow-up work committed with the turn
 
 
 class TurnHooks(Protocol):

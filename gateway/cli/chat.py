@@ -6,7 +6,7 @@ import asyncio
 
 import click
 
-from gateway.app import App
+from gateway.app import App, JobsMode
 from gateway.cli.common import settings_or_exit
 from gateway.console import run_console
 from gateway.errors import MnemogateError, TenantError
@@ -21,7 +21,15 @@ from gateway.tenants import TenantId
     show_default=True,
     help="Console user name; you talk as tenant console:USER.",
 )
-def chat(user: str) -> None:
+@click.option(
+    "--jobs",
+    "jobs_mode",
+    type=click.Choice(["queue", "inline"]),
+    default=None,
+    help="Background work: 'queue' for RQ workers (mnemogate worker), 'inline' to run it in "
+    "this process. Default: the jobs.mode setting.",
+)
+def chat(user: str, jobs_mode: str | None) -> None:
     """Chat as tenant console:USER (interactive, or one message per stdin line)."""
     try:
         TenantId.of("console", user)
@@ -35,7 +43,9 @@ def chat(user: str) -> None:
         )
 
     async def main() -> None:
-        async with App(settings) as app:
+        modes: dict[str, JobsMode] = {"queue": "queue", "inline": "inline"}
+        mode = modes[jobs_mode] if jobs_mode else None
+        async with App(settings, jobs_mode=mode) as app:
             await run_console(app, user)
 
     try:

@@ -57,6 +57,24 @@ class SessionRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class NewSession:
+    """The fields of a session row at creation."""
+
+    session_key: str
+    source: str
+    system_prompt: str
+    tools_json: str
+    scope_key: str
+    started_at: float
+    chat_id: str | None = None
+    chat_type: str = "dm"
+    model: str | None = None
+    parent_id: str | None = None
+    title: str | None = None
+    incognito: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class NewMessage:
     """A message to append; ``tool_calls`` is the OpenAI-shaped list for assistant turns."""
 

@@ -110,4 +110,5 @@ def _v3(conn: sqlite3.Connection) -> None:
     )
 
 
+from gateway import access_schema  # noqa: E402,F401
 from gateway.memory import approval_schema  # noqa: E402,F401

@@ -21,6 +21,7 @@ from gateway.history.records import (
     SESSION_COLUMNS,
     Deleted,
     NewMessage,
+    NewSession,
     SessionRecord,
     StoredMessage,
     message_from_row,
@@ -73,40 +74,55 @@ class SessionStore:
         incognito: bool = False,
         started_at: float | None = None,
     ) -> SessionRecord:
-        started = started_at if started_at is not None else time.time()
-        session_id = new_session_id(started)
-
-        def insert(conn: sqlite3.Connection) -> None:
-            self.ensure_tenant(conn, tenant)
-            if parent_id is not None:
-                self._require(conn, tenant, parent_id)
-            conn.execute(
-                "INSERT INTO sessions (id, tenant_id, session_key, source, chat_id, chat_type, "
-                "scope_key, title, parent_id, started_at, system_prompt, tools_json, model, "
-                "incognito) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    session_id,
-                    str(tenant),
-                    session_key,
-                    source,
-                    chat_id,
-                    chat_type,
-                    scope_key,
-                    title,
-                    parent_id,
-                    started,
-                    system_prompt,
-                    tools_json,
-                    model,
-                    int(incognito),
-                ),
-            )
-
-        self.db.write(insert)
+        """Open a session in its own transaction."""
+        spec = NewSession(
+            session_key=session_key,
+            source=source,
+            system_prompt=system_prompt,
+            tools_json=tools_json,
+            scope_key=scope_key,
+            chat_id=chat_id,
+            chat_type=chat_type,
+            model=model,
+            parent_id=parent_id,
+            title=title,
+            incognito=incognito,
+            started_at=started_at if started_at is not None else time.time(),
+        )
+        session_id = self.db.write(lambda conn: self.insert_session(conn, tenant, spec))
         return self.get_session(tenant, session_id)
 
+    def insert_session(self, conn: sqlite3.Connection, tenant: TenantId, spec: NewSession) -> str:
+        """Insert a session row inside the caller's transaction; returns its id."""
+        session_id = new_session_id(spec.started_at)
+        self.ensure_tenant(conn, tenant)
+        if spec.parent_id is not None:
+            self.require(conn, tenant, spec.parent_id)
+        conn.execute(
+            "INSERT INTO sessions (id, tenant_id, session_key, source, chat_id, chat_type, "
+            "scope_key, title, parent_id, started_at, system_prompt, tools_json, model, "
+            "incognito) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                session_id,
+                str(tenant),
+                spec.session_key,
+                spec.source,
+                spec.chat_id,
+                spec.chat_type,
+                spec.scope_key,
+                spec.title,
+                spec.parent_id,
+                spec.started_at,
+                spec.system_prompt,
+                spec.tools_json,
+                spec.model,
+                int(spec.incognito),
+            ),
+        )
+        return session_id
+
     def get_session(self, tenant: TenantId, session_id: str) -> SessionRecord:
-        row = self.db.read(lambda c: self._require(c, tenant, session_id))
+        row = self.db.read(lambda c: self.require(c, tenant, session_id))
         return session_from_row(row)
 
     def live_session(self, tenant: TenantId, session_key: str) -> SessionRecord | None:
@@ -122,7 +138,7 @@ class SessionStore:
 
     def end_session(self, tenant: TenantId, session_id: str, reason: str) -> None:
         def update(conn: sqlite3.Connection) -> None:
-            self._require(conn, tenant, session_id)
+            self.require(conn, tenant, session_id)
             conn.execute(
                 "UPDATE sessions SET ended_at = ?, end_reason = ? "
                 "WHERE tenant_id = ? AND id = ? AND ended_at IS NULL",
@@ -152,8 +168,8 @@ class SessionStore:
         """Append one turn's messages and its usage in a single transaction."""
 
         def write(conn: sqlite3.Connection) -> list[int]:
-            session = session_from_row(self._require(conn, tenant, session_id))
-            ids = self._insert_messages(conn, session, messages)
+            session = session_from_row(self.require(conn, tenant, session_id))
+            ids = self.insert_messages(conn, session, messages)
             user_turns = sum(1 for m in messages if m.role == "user")
             conn.execute(
                 "UPDATE sessions SET prompt_tokens = prompt_tokens + ?, "
@@ -176,14 +192,14 @@ class SessionStore:
         self, tenant: TenantId, session_id: str, messages: Sequence[NewMessage]
     ) -> list[int]:
         def write(conn: sqlite3.Connection) -> list[int]:
-            session = session_from_row(self._require(conn, tenant, session_id))
-            return self._insert_messages(conn, session, messages)
+            session = session_from_row(self.require(conn, tenant, session_id))
+            return self.insert_messages(conn, session, messages)
 
         return self.db.write(write)
 
     def messages(self, tenant: TenantId, session_id: str) -> list[StoredMessage]:
         def query(conn: sqlite3.Connection) -> list[sqlite3.Row]:
-            self._require(conn, tenant, session_id)
+            self.require(conn, tenant, session_id)
             return conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE tenant_id = ? AND session_id = ? "
                 "ORDER BY id",
@@ -192,8 +208,8 @@ class SessionStore:
 
         return [message_from_row(r) for r in self.db.read(query)]
 
-    # --- internals -----------------------------------------------------------------------
-    def _insert_messages(
+    # --- transaction building blocks (also used by gateway.history.turns) ---
+    def insert_messages(
         self, conn: sqlite3.Connection, session: SessionRecord, messages: Sequence[NewMessage]
     ) -> list[int]:
         ids: list[int] = []
@@ -223,7 +239,7 @@ class SessionStore:
         return ids
 
     @staticmethod
-    def _require(conn: sqlite3.Connection, tenant: TenantId, session_id: str) -> sqlite3.Row:
+    def require(conn: sqlite3.Connection, tenant: TenantId, session_id: str) -> sqlite3.Row:
         row: sqlite3.Row | None = conn.execute(
             f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? AND id = ?",
             (str(tenant), session_id),
@@ -279,7 +295,7 @@ class SessionStore:
             raise UserInputError(f"a title must be 1–{MAX_TITLE_CHARS} characters")
 
         def update(conn: sqlite3.Connection) -> None:
-            self._require(conn, tenant, session_id)
+            self.require(conn, tenant, session_id)
             if title_taken(conn, tenant, title, session_id):
                 raise UserInputError(f"{tenant} already has a session titled {title!r}")
             conn.execute(
@@ -296,7 +312,7 @@ class SessionStore:
         """
 
         def delete(conn: sqlite3.Connection) -> int:
-            self._require(conn, tenant, session_id)
+            self.require(conn, tenant, session_id)
             return self._delete(conn, tenant, [session_id]).messages
 
         return self.db.write(delete)
@@ -329,7 +345,7 @@ class SessionStore:
             if record.title is not None and title_taken(conn, tenant, record.title):
                 raise UserInputError(f"{tenant} already has a session titled {record.title!r}")
             if record.parent_id is not None:
-                self._require(conn, tenant, record.parent_id)
+                self.require(conn, tenant, record.parent_id)
             self.insert_imported(
                 conn,
                 tenant,
@@ -393,8 +409,8 @@ class SessionStore:
                 sum(1 for m in messages if m.role == "user"),
             ),
         )
-        session = session_from_row(self._require(conn, tenant, session_id))
-        return len(self._insert_messages(conn, session, messages))
+        session = session_from_row(self.require(conn, tenant, session_id))
+        return len(self.insert_messages(conn, session, messages))
 
     def _delete(
         self, conn: sqlite3.Connection, tenant: TenantId, session_ids: Sequence[str]

@@ -24,6 +24,7 @@ def chat(home: Path, llm: FakeLLM, user: str, lines: list[str]) -> list[str]:
         MNEMOGATE_LLM__BASE_URL=llm.base_url,
         MNEMOGATE_LLM__MODEL="fake-model",
         MNEMOGATE_LLM__MAX_RETRIES="0",
+        MNEMOGATE_JOBS__MODE="inline",
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()

@@ -1,0 +1,99 @@
+"""Opening sessions: capture the frozen prompt (memory snapshot, provider block and tools).
+
+Used by the agent for new sessions and by the compression job for continuations, so both
+freeze the prompt the same way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from gateway.agent.prompt import FrozenPrompt, build_frozen_prompt
+from gateway.history.records import NewSession, SessionRecord
+from gateway.history.store import SessionStore
+from gateway.memory.store import MemoryStore
+from gateway.routing import ChatType, Conversation
+from gateway.settings import Settings
+from providers.manager import MemoryManager
+
+
+class SessionOpener:
+    """Freezes prompts and opens sessions for conversations."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        sessions: SessionStore,
+        memory: MemoryStore,
+        providers: MemoryManager,
+    ) -> None:
+        self.settings = settings
+        self.sessions = sessions
+        self.memory = memory
+        self.providers = providers
+
+    def frozen(self, conversation: Conversation, *, incognito: bool = False) -> FrozenPrompt:
+        """The system prompt and tools a session of ``conversation`` starting now would get."""
+        scope = conversation.memory_scope(self.settings.groups.memory)
+        with_provider = not incognito
+        return build_frozen_prompt(
+            self.settings.agent,
+            self.memory,
+            conversation,
+            scope,
+            incognito=incognito,
+            provider_block=self.providers.system_prompt_block() if with_provider else "",
+            provider_tools=self.providers.tool_schemas() if with_provider else (),
+        )
+
+    def spec(
+        self,
+        conversation: Conversation,
+        frozen: FrozenPrompt,
+        *,
+        incognito: bool = False,
+        parent: SessionRecord | None = None,
+        title: str | None = None,
+        session_key: str | None = None,
+    ) -> NewSession:
+        return NewSession(
+            session_key=session_key or conversation.session_key,
+            source=conversation.platform,
+            system_prompt=frozen.system_prompt,
+            tools_json=frozen.tools_json,
+            scope_key=conversation.search_scope_key(),
+            started_at=time.time(),
+            chat_id=conversation.chat_id,
+            chat_type=conversation.chat_type,
+            model=self.settings.llm.model,
+            parent_id=parent.id if parent else None,
+            title=title,
+            incognito=incognito,
+        )
+
+    def open(
+        self,
+        conversation: Conversation,
+        *,
+        incognito: bool = False,
+        parent: SessionRecord | None = None,
+        title: str | None = None,
+    ) -> SessionRecord:
+        """Capture a frozen prompt from the memory on disk now and open a session."""
+        frozen = self.frozen(conversation, incognito=incognito)
+        spec = self.spec(conversation, frozen, incognito=incognito, parent=parent, title=title)
+
+        def insert(conn: sqlite3.Connection) -> str:
+            return self.sessions.insert_session(conn, conversation.tenant, spec)
+
+        session_id = self.sessions.db.write(insert)
+        return self.sessions.get_session(conversation.tenant, session_id)
+
+
+def conversation_of(session: SessionRecord) -> Conversation:
+    """The conversation a stored session belongs to (thread id lives in its session key)."""
+    chat_type: ChatType = "group" if session.chat_type == "group" else "dm"
+    return Conversation(
+        session.tenant, chat_id=session.chat_id or session.tenant.user, chat_type=chat_type
+    )

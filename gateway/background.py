@@ -1,0 +1,84 @@
+"""Hand a turn's outbox rows to the background plane: RQ queues, or this process.
+
+``QueueRunner`` enqueues right after the turn commits (the relay loop re-enqueues whatever
+Redis did not take). ``InlineRunner`` runs the same job bodies in worker threads of this
+process, one task per turn, in the order the rows were written — for single-process setups
+and the terminal. Neither delays the reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from gateway import outbox
+from gateway.agent.hooks import TurnEvent
+from gateway.history.db import Database
+from gateway.outbox import OutboxRow, Relay
+from workers.bodies import BODIES
+from workers.context import WorkerContext
+from workers.queues import JOBS, one_line
+
+log = logging.getLogger(__name__)
+
+
+class QueueRunner:
+    """Enqueue a turn's rows on RQ after commit."""
+
+    def __init__(self, db: Database, relay: Relay) -> None:
+        self.db = db
+        self.relay = relay
+
+    async def after_turn(self, event: TurnEvent) -> None:
+        if event.outbox_ids:
+            rows = await asyncio.to_thread(outbox.get_rows, self.db, event.outbox_ids)
+            await asyncio.to_thread(self.relay.enqueue_rows, rows)
+
+    async def drain(self) -> None:
+        return None
+
+
+class InlineRunner:
+    """Run a turn's rows in this process; failures stay pending for the next start."""
+
+    def __init__(self, context: WorkerContext) -> None:
+        self.context = context
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def after_turn(self, event: TurnEvent) -> None:
+        if event.outbox_ids:
+            rows = await asyncio.to_thread(outbox.get_rows, self.context.db, event.outbox_ids)
+            self._spawn(rows)
+
+    async def run_pending(self) -> None:
+        """Run rows left pending by an earlier process (crash, Redis down, failure)."""
+        rows = await asyncio.to_thread(outbox.pending, self.context.db, 500, redeliver_after_s=0)
+        if rows:
+            self._spawn(rows)
+
+    async def drain(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def _spawn(self, rows: list[OutboxRow]) -> None:
+        task = asyncio.create_task(self._run_all(rows), name="mnemogate-inline-jobs")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run_all(self, rows: list[OutboxRow]) -> None:
+        for row in rows:
+            await self._run(row)
+
+    async def _run(self, row: OutboxRow) -> None:
+        tenant = row.tenant
+        spec = JOBS[row.kind]
+        kwargs = {name: row.payload[name] for name in spec.args if name in row.payload}
+        try:
+            await asyncio.to_thread(
+                BODIES[row.kind], self.context, tenant, row.session_id, **kwargs
+            )
+        except Exception as exc:
+            log.exception("inline %s job for %s failed", row.kind, tenant.namespace)
+            await asyncio.to_thread(outbox.record_failure, self.context.db, {row.id: one_line(exc)})
+            return
+        await asyncio.to_thread(outbox.mark_done, self.context.db, tenant, [row.id])
