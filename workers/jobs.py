@@ -27,8 +27,12 @@ from rq import get_current_job
 from rq.job import Job
 
 from gateway import outbox
+from gateway.agent.memory_events import write_events
 from gateway.errors import MnemogateError, NotFound
-from gateway.tenants import TenantId
+from gateway.history.records import SessionRecord
+from gateway.memory.store import Origin
+from gateway.memory.tool import MemoryChange
+from gateway.tenants import MemoryScope, TenantId
 from providers.base import RecallQuery, SyncedTurn
 from workers.context import WorkerContext, current
 from workers.queues import JobKind, one_line
@@ -264,3 +268,19 @@ def recall_body(
     finally:
         if nonce:  # even on failure: the waiting turn stops waiting and goes on without it
             ctx.recall_cache.signal_ready(tenant, session.session_key, nonce)
+
+
+def notify_provider(
+    ctx: WorkerContext,
+    session: SessionRecord,
+    changes: Sequence[MemoryChange],
+    scope: MemoryScope,
+    *,
+    origin: Origin = "background-review",
+) -> None:
+    """Tell the provider about curated-memory writes a background job made."""
+    if not changes or ctx.manager.provider is None or session.incognito:
+        return
+    provider_ctx = ctx.provider_context(session.tenant, session)
+    for event in write_events(changes, origin=origin, scope=scope):
+        ctx.manager.on_memory_write(provider_ctx, event)

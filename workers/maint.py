@@ -27,7 +27,7 @@ from gateway.history.store import SessionStore
 from gateway.history.transcripts import write_transcript
 from gateway.tenants import TenantId
 from workers.context import WorkerContext
-from workers.jobs import run_job
+from workers.jobs import notify_provider, run_job
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +88,9 @@ async def _flush(ctx: WorkerContext, session: SessionRecord, plan: CompressionPl
     if session.user_turns < ctx.settings.memory.flush_min_turns:
         return 0
     async with ctx.aux_llm() as aux:
-        writes = await flush_memory(aux, ctx.memory, scope, plan.middle)
-    return len(writes)
+        changes = await flush_memory(aux, ctx.memory, scope, plan.middle)
+    notify_provider(ctx, session, changes, scope)
+    return len(changes)
 
 
 def compress_body(ctx: WorkerContext, tenant: TenantId, session_id: str) -> str | None:

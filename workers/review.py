@@ -16,7 +16,7 @@ from gateway.memory.review import ReviewOutcome, build_digest, run_review
 from gateway.notices import Notice, NoticeBus, format_notice
 from gateway.tenants import MemoryScope, TenantId
 from workers.context import WorkerContext
-from workers.jobs import run_job
+from workers.jobs import notify_provider, run_job
 
 
 def review_session(tenant_id: str, session_id: str) -> None:
@@ -32,6 +32,7 @@ def review_body(ctx: WorkerContext, tenant: TenantId, session_id: str) -> int:
         return 0
     digest = build_digest(ctx.sessions.messages(tenant, session_id))
     outcome = asyncio.run(_review(ctx, scope, digest))
+    notify_provider(ctx, session, outcome.changes, scope, origin="background-review")
     text = format_notice(outcome, (), ctx.settings.memory.notifications)
     if text:
         NoticeBus(ctx.keys, client=ctx.redis).publish(tenant, Notice.for_session(session, text))

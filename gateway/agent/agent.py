@@ -11,6 +11,7 @@ from typing import Any
 from gateway.agent.hooks import NoHooks, TurnEvent, TurnHooks
 from gateway.agent.locks import KeyedLocks
 from gateway.agent.loop import AsyncTool, Tool, run_tool_loop
+from gateway.agent.memory_events import write_events
 from gateway.agent.planning import TurnFacts, planner
 from gateway.agent.search_summaries import SummarizingSearchTool
 from gateway.agent.sessions import SessionOpener
@@ -22,6 +23,7 @@ from gateway.history.store import SessionStore
 from gateway.history.turns import commit_turn
 from gateway.llm.client import LLMClient
 from gateway.llm.types import Usage
+from gateway.memory.approval import ApprovalStore
 from gateway.memory.store import MemoryStore, WriteResult
 from gateway.memory.tool import MemoryTool
 from gateway.recall import RecallSource
@@ -141,7 +143,7 @@ class Agent:
         request.extend(m.to_llm() for m in history)
         fenced = wrap_recalled(recall) if recall else ""
         request.append({"role": "user", "content": f"{text}\n\n{fenced}" if fenced else text})
-        memory_tool = self._memory_tool(conversation, session)
+        memory_tool = await asyncio.to_thread(self._memory_tool, conversation, session)
         tools = self._tools(session, ctx, memory_tool, provider_on)
 
         user_message = NewMessage(
@@ -184,6 +186,11 @@ class Agent:
             loop.usage,
             planner(self.settings, facts),
         )
+        if provider_on and memory_tool is not None and memory_tool.changes:
+            scope = self.scope_for(conversation)
+            assert scope is not None
+            for event in write_events(memory_tool.changes, origin="user-chat", scope=scope):
+                await self.providers.aio.on_memory_write(ctx, event)
         await self.hooks.after_turn(
             TurnEvent(conversation, session, text, loop.text, writes, committed.outbox_ids)
         )
@@ -232,7 +239,10 @@ class Agent:
         scope = self.scope_for(conversation)
         if scope is None or session.incognito:
             return None
-        return MemoryTool(self.memory, scope, origin="user-chat")
+        approvals = ApprovalStore(self.sessions.db)
+        return approvals.memory_tool(
+            self.memory, scope, origin="user-chat", default=self.settings.memory.write_approval
+        )
 
 
 def llm_failure_reply(exc: LLMError) -> str:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from gateway.agent.loop import run_tool_loop
 from gateway.history.store import NewMessage, StoredMessage
 from gateway.llm.client import LLMClient
-from gateway.memory.store import MemoryStore, WriteResult
-from gateway.memory.tool import MEMORY_GUIDANCE, MEMORY_TOOL_SCHEMA, MemoryTool
+from gateway.memory.store import MemoryStore
+from gateway.memory.tool import MEMORY_GUIDANCE, MEMORY_TOOL_SCHEMA, MemoryChange, MemoryTool
 from gateway.security.fence import sanitize_recalled
 from gateway.tenants import MemoryScope
 
@@ -99,7 +99,7 @@ async def flush_memory(
     dropped: Sequence[StoredMessage],
     *,
     max_iterations: int = 8,
-) -> list[WriteResult]:
+) -> list[MemoryChange]:
     """Let the auxiliary model save what matters from ``dropped``; memory tool only."""
     tool = MemoryTool(memory, scope, origin="background-review")
     snapshot = await asyncio.to_thread(memory.render_snapshot, scope)
@@ -110,7 +110,7 @@ async def flush_memory(
     await run_tool_loop(
         aux, request, [MEMORY_TOOL_SCHEMA], {"memory": tool}, max_iterations=max_iterations
     )
-    return list(tool.writes)
+    return list(tool.changes)
 
 
 def child_messages(plan: CompressionPlan, summary: str) -> list[NewMessage]:

@@ -43,9 +43,13 @@ def planner(settings: Settings, facts: TurnFacts) -> OutboxPlanner:
                 add("sync", {"upto": ids[-1]})
                 if facts.recall_due:
                     add("recall", {"query": facts.user_text[:4000]})
-            if facts.memory_enabled and settings.memory.nudge_interval > 0:
-                if _review_due(conn, session, facts, settings.memory.nudge_interval):
-                    add("review")
+            interval = settings.memory.nudge_interval
+            if (
+                facts.memory_enabled
+                and interval > 0
+                and _review_due(conn, session, facts, interval)
+            ):
+                add("review")
             if session.title is None and session.user_turns == 0:
                 add("title")
         window = settings.llm.context_window
