@@ -5,6 +5,7 @@ One place starts and stops everything in order (``async with App(settings)``).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from types import TracebackType
 from typing import Literal
@@ -52,6 +53,8 @@ class App:
         self.notices = NoticeBus(self.keys, aclient=self.aredis)
         recall_settings = settings.recall
         self.inline: InlineRunner | None = None
+        self._stop = asyncio.Event()
+        self._relay_task: asyncio.Task[None] | None = None
         runner: TurnHooks
         if self.jobs_mode == "inline":
             # No worker will answer a cold-start recall job: don't wait for one.
@@ -88,12 +91,17 @@ class App:
         await self.aclose()
 
     async def start(self) -> None:
-        """Pick up work an earlier process left in the outbox."""
+        """Pick up work an earlier process left in the outbox; keep relaying (queue mode)."""
         if self.inline is not None:
             await self.inline.run_pending()
+        else:
+            self._relay_task = asyncio.create_task(
+                self.relay.run_forever(self._stop), name="mnemogate-relay"
+            )
 
     async def drain(self) -> None:
-        """Wait for background work this process runs itself (inline mode)."""
+        """Wait for background work this process runs itself (inline mode, provider hooks)."""
+        await self.agent.drain_hooks()
         await self.agent.hooks.drain()
 
     async def notices_for(self, conversation: Conversation) -> list[Notice]:
@@ -101,6 +109,9 @@ class App:
         return await self.notices.take(conversation.tenant)
 
     async def aclose(self) -> None:
+        self._stop.set()
+        if self._relay_task is not None:
+            await self._relay_task
         await self.drain()
         await self.llm.aclose()
         await self.aux_llm.aclose()

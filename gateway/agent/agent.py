@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,6 +80,7 @@ class Agent:
         self.recall = recall
         self.hooks: TurnHooks = hooks or NoHooks()
         self.locks = KeyedLocks()
+        self._hook_tasks: set[asyncio.Task[None]] = set()
         self.opener = SessionOpener(settings, sessions, memory, self.providers)
 
     # --- sessions ------------------------------------------------------------------------
@@ -136,7 +138,7 @@ class Agent:
         ctx = ProviderContext.for_session(session, settings=self.settings)
         provider_on = self.providers.provider is not None and not session.incognito
         if provider_on:
-            await self.providers.aio.on_turn_start(ctx, TurnStart(session.user_turns, text))
+            self._notify(self.providers.aio.on_turn_start(ctx, TurnStart(session.user_turns, text)))
         recall = await self._recall(ctx, text, session) if provider_on else None
 
         request: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt}]
@@ -190,7 +192,7 @@ class Agent:
             scope = self.scope_for(conversation)
             assert scope is not None
             for event in write_events(memory_tool.changes, origin="user-chat", scope=scope):
-                await self.providers.aio.on_memory_write(ctx, event)
+                self._notify(self.providers.aio.on_memory_write(ctx, event))
         await self.hooks.after_turn(
             TurnEvent(conversation, session, text, loop.text, writes, committed.outbox_ids)
         )
@@ -200,6 +202,17 @@ class Agent:
             usage=loop.usage,
             memory_writes=writes,
         )
+
+    def _notify(self, call: Coroutine[Any, Any, None]) -> None:
+        """Run a provider hook without holding up the reply (the manager bounds its time)."""
+        task = asyncio.create_task(call)
+        self._hook_tasks.add(task)
+        task.add_done_callback(self._hook_tasks.discard)
+
+    async def drain_hooks(self) -> None:
+        """Wait for provider hooks still running (before shutdown)."""
+        while self._hook_tasks:
+            await asyncio.gather(*list(self._hook_tasks), return_exceptions=True)
 
     async def _recall(self, ctx: ProviderContext, text: str, session: SessionRecord) -> str | None:
         if self.recall is None:
