@@ -10,6 +10,8 @@ import logging
 from types import TracebackType
 from typing import Literal
 
+import httpx
+
 from gateway.agent.agent import Agent
 from gateway.agent.hooks import TurnHooks
 from gateway.background import InlineRunner, QueueRunner
@@ -35,7 +37,14 @@ JobsMode = Literal["queue", "inline"]
 class App:
     """Everything one gateway or console process needs."""
 
-    def __init__(self, settings: Settings, *, jobs_mode: JobsMode | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        jobs_mode: JobsMode | None = None,
+        llm_transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        """``llm_transport`` replaces the HTTP transport of both model clients (benchmarks)."""
         self.settings = settings
         self.jobs_mode: JobsMode = jobs_mode or settings.jobs.mode
         self.db = Database(settings.state_db)
@@ -43,8 +52,8 @@ class App:
         self.search = SessionSearch(self.db)
         self.memory = MemoryStore(settings.home, settings.memory)
         self.providers = build_manager(settings)
-        self.llm = LLMClient(settings.llm, role="main")
-        self.aux_llm = LLMClient(settings.aux, role="auxiliary")
+        self.llm = LLMClient(settings.llm, role="main", transport=llm_transport)
+        self.aux_llm = LLMClient(settings.aux, role="auxiliary", transport=llm_transport)
         self.keys = RedisKeys(settings.redis_prefix)
         self.aredis = async_redis_client(settings.redis_url)
         self.redis = redis_client(settings.redis_url)

@@ -198,7 +198,15 @@ class LLMClient:
             timeout = httpx.Timeout(
                 self._settings.timeout_s, connect=self._settings.connect_timeout_s
             )
-            self._http = httpx.AsyncClient(transport=self._transport, timeout=timeout)
+            # The pool bounds concurrent model calls; httpx's default (100) would cap a busy
+            # gateway at 100 turns in flight, so it is a setting.
+            limits = httpx.Limits(
+                max_connections=self._settings.max_connections,
+                max_keepalive_connections=min(self._settings.max_connections, 100),
+            )
+            self._http = httpx.AsyncClient(
+                transport=self._transport, timeout=timeout, limits=limits
+            )
         return self._http
 
     def _headers(self) -> dict[str, str]:

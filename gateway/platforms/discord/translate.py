@@ -1,0 +1,155 @@
+"""Pure translation between discord.py messages and our neutral message model.
+
+``inbound_from_message`` turns a received :class:`discord.Message` into an
+:class:`InboundMessage` (or None for messages the bot must ignore: its own, other bots',
+webhooks', system messages). ``send_kwargs`` turns an :class:`OutboundMessage` into the
+keyword arguments of ``Messageable.send``. Neither does I/O; both are golden-tested.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Collection
+from typing import NotRequired, TypedDict
+
+import discord
+
+from gateway.platforms.base import ContentKind, InboundMessage, OutboundMessage
+from gateway.routing import ChatType
+
+PLATFORM = "discord"
+MAX_MESSAGE_CHARS = 2000
+# Agent output never pings @everyone, roles or arbitrary users (a prompt injection could ask
+# for it); replying to the user's own message may still notify them.
+AGENT_MENTIONS = discord.AllowedMentions(
+    everyone=False, users=False, roles=False, replied_user=True
+)
+
+
+class SendKwargs(TypedDict):
+    """Keyword arguments for ``Messageable.send`` (embeds are always suppressed)."""
+
+    content: str | None
+    suppress_embeds: bool
+    allowed_mentions: discord.AllowedMentions
+    reference: NotRequired[discord.MessageReference]
+    file: NotRequired[discord.File]
+
+
+def _mention_pattern(bot_user_id: int) -> re.Pattern[str]:
+    """The bot's mention token with the blanks around it (``<@id>``, legacy ``<@!id>``)."""
+    return re.compile(rf"[ \t]*<@!?{bot_user_id}>[ \t]*")
+
+
+def _is_ignored(message: discord.Message, bot_user_id: int) -> bool:
+    author = message.author
+    return (
+        author.bot
+        or author.id == bot_user_id
+        or message.webhook_id is not None
+        or message.is_system()
+    )
+
+
+def _replies_to_bot(message: discord.Message, bot_user_id: int) -> bool:
+    reference = message.reference
+    if reference is None:
+        return False
+    resolved = reference.resolved
+    return isinstance(resolved, discord.Message) and resolved.author.id == bot_user_id
+
+
+def _kind(message: discord.Message, text: str) -> ContentKind:
+    if text:
+        return "text"
+    if message.attachments:
+        content_type = message.attachments[0].content_type or ""
+        if content_type.startswith("image/"):
+            return "photo"
+        if message.flags.voice:
+            return "voice"
+        return "document"
+    if message.stickers:
+        return "sticker"
+    return "other"
+
+
+def _where(message: discord.Message) -> tuple[ChatType, str, str | None]:
+    """(chat type, chat id, thread id): a thread answers in its parent channel's chat."""
+    channel = message.channel
+    if message.guild is None:
+        return "dm", str(channel.id), None
+    if isinstance(channel, discord.Thread):
+        return "group", str(channel.parent_id), str(channel.id)
+    return "group", str(channel.id), None
+
+
+def inbound_from_message(
+    message: discord.Message, *, bot_user_id: int, channels: Collection[str]
+) -> InboundMessage | None:
+    """The neutral form of ``message``, or None when the bot must not see it.
+
+    ``channels`` are the configured channel ids where the bot answers without a mention
+    (a thread counts when its own id or its parent's is configured).
+    """
+    if _is_ignored(message, bot_user_id):
+        return None
+    chat_type, chat_id, thread_id = _where(message)
+    pattern = _mention_pattern(bot_user_id)
+    mentioned = any(user.id == bot_user_id for user in message.mentions) or bool(
+        pattern.search(message.content)
+    )
+    text = pattern.sub(" ", message.content).strip()
+    configured = chat_id in channels or (thread_id is not None and thread_id in channels)
+    addressed = (
+        chat_type == "dm"
+        or mentioned
+        or _replies_to_bot(message, bot_user_id)
+        or text.startswith("/")
+        or configured
+    )
+    return InboundMessage(
+        platform=PLATFORM,
+        update_id=str(message.id),
+        user_id=str(message.author.id),
+        chat_id=chat_id,
+        chat_type=chat_type,
+        message_id=str(message.id),
+        text=text,
+        kind=_kind(message, text),
+        display_name=message.author.display_name,
+        thread_id=thread_id,
+        addressed=addressed,
+    )
+
+
+def target_channel_id(message: OutboundMessage) -> int:
+    """The channel to post in: the thread when there is one, else the chat."""
+    raw = message.thread_id or message.chat_id
+    if not raw.isdigit():
+        raise ValueError(f"not a Discord channel id: {raw!r}")
+    return int(raw)
+
+
+def send_kwargs(message: OutboundMessage, *, limit: int = MAX_MESSAGE_CHARS) -> SendKwargs:
+    """``Messageable.send`` arguments for one chunk or file; raises ValueError if unsendable."""
+    if len(message.text) > limit:
+        raise ValueError(f"message of {len(message.text)} chars exceeds Discord's {limit}")
+    if not message.text.strip() and message.document is None:
+        raise ValueError("nothing to send: empty text and no document")
+    kwargs = SendKwargs(
+        content=message.text or None,
+        suppress_embeds=True,
+        allowed_mentions=AGENT_MENTIONS,
+    )
+    if message.reply_to_message_id is not None:
+        kwargs["reference"] = discord.MessageReference(
+            message_id=int(message.reply_to_message_id),
+            channel_id=target_channel_id(message),
+            fail_if_not_exists=False,
+        )
+    if message.document is not None:
+        filename, data = message.document
+        kwargs["file"] = discord.File(io.BytesIO(data), filename=filename)
+    return kwargs
