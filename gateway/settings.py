@@ -58,6 +58,7 @@ class LLMSettings(_Section):
     connect_timeout_s: float = Field(default=10.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
     context_window: int = Field(default=32_768, ge=1024)
+    max_connections: int = Field(default=2000, ge=1)
     temperature: float | None = Field(default=None, ge=0, le=2)
 
     @field_validator("base_url")
@@ -166,13 +167,16 @@ class TelegramSettings(_Section):
 
 
 class DiscordSettings(_Section):
+    """The Discord bot (discord.py); the URL overrides serve tests and proxies."""
+
     bot_token: SecretStr | None = None
     api_base_url: str | None = None  # REST base incl. version, e.g. http://127.0.0.1:8080/api/v10
     gateway_url: str | None = None  # websocket URL; default: the API base's GET /gateway/bot
     channels: Annotated[list[str], NoDecode] = Field(default_factory=list)
     ready_timeout_s: float = Field(default=30.0, gt=0)  # start() waits this long for READY
     guild_ready_timeout_s: float = Field(default=2.0, ge=0)  # discord.py's wait for GUILD_CREATE
-    concurrency: int = Field(default=32, ge=1)  # chats handled at once (in order within each)
+    concurrency: int = Field(default=64, ge=1, le=1024)  # chats at once (in order within one)
+    shutdown_grace_s: float = Field(default=10.0, ge=0)  # for handlers still running at stop
 
     _csv = field_validator("channels", mode="before")(classmethod(lambda cls, v: _split_csv(v)))
 
