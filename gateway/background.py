@@ -23,19 +23,29 @@ log = logging.getLogger(__name__)
 
 
 class QueueRunner:
-    """Enqueue a turn's rows on RQ after commit."""
+    """Enqueue a turn's rows on RQ after commit, without holding up the reply.
+
+    The rows are already durable in the outbox: if this enqueue fails or the process dies
+    first, the relay loop enqueues them later.
+    """
 
     def __init__(self, db: Database, relay: Relay) -> None:
         self.db = db
         self.relay = relay
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def after_turn(self, event: TurnEvent) -> None:
         if event.outbox_ids:
-            rows = await asyncio.to_thread(outbox.get_rows, self.db, event.outbox_ids)
-            await asyncio.to_thread(self.relay.enqueue_rows, rows)
+            task = asyncio.create_task(asyncio.to_thread(self._enqueue, event.outbox_ids))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _enqueue(self, ids: list[int]) -> None:
+        self.relay.enqueue_rows(outbox.get_rows(self.db, ids))
 
     async def drain(self) -> None:
-        return None
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
 
 class InlineRunner:

@@ -17,7 +17,7 @@ from gateway.agent.planning import TurnFacts, planner
 from gateway.agent.search_summaries import SummarizingSearchTool
 from gateway.agent.sessions import SessionOpener
 from gateway.errors import LLMBadResponse, LLMError, UserInputError
-from gateway.history.records import NewMessage, SessionRecord
+from gateway.history.records import NewMessage, SessionRecord, StoredMessage
 from gateway.history.search import SessionSearch
 from gateway.history.search_tool import SessionSearchTool
 from gateway.history.store import SessionStore
@@ -133,8 +133,7 @@ class Agent:
         self, conversation: Conversation, text: str, platform_message_id: str | None
     ) -> TurnResult:
         tenant = conversation.tenant
-        session = await asyncio.to_thread(self.current_session, conversation)
-        history = await asyncio.to_thread(self.sessions.messages, tenant, session.id)
+        session, history, memory_tool = await asyncio.to_thread(self._prepare, conversation)
         ctx = ProviderContext.for_session(session, settings=self.settings)
         provider_on = self.providers.provider is not None and not session.incognito
         if provider_on:
@@ -145,7 +144,6 @@ class Agent:
         request.extend(m.to_llm() for m in history)
         fenced = wrap_recalled(recall) if recall else ""
         request.append({"role": "user", "content": f"{text}\n\n{fenced}" if fenced else text})
-        memory_tool = await asyncio.to_thread(self._memory_tool, conversation, session)
         tools = self._tools(session, ctx, memory_tool, provider_on)
 
         user_message = NewMessage(
@@ -202,6 +200,14 @@ class Agent:
             usage=loop.usage,
             memory_writes=writes,
         )
+
+    def _prepare(
+        self, conversation: Conversation
+    ) -> tuple[SessionRecord, list[StoredMessage], MemoryTool | None]:
+        """The blocking reads a turn starts with, done in one trip off the event loop."""
+        session = self.current_session(conversation)
+        history = self.sessions.messages(conversation.tenant, session.id)
+        return session, history, self._memory_tool(conversation, session)
 
     def _notify(self, call: Coroutine[Any, Any, None]) -> None:
         """Run a provider hook without holding up the reply (the manager bounds its time)."""
