@@ -16,11 +16,12 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from gateway.access import AccessPolicy, NotRevocable, clock_time
+from gateway.access import AccessPolicy, NotRevocable
 from gateway.agent.agent import Agent
 from gateway.agent.commands import command
 from gateway.errors import MnemogateError, NotFound, UserInputError
 from gateway.limits import TokenBudget
+from gateway.pairing import clock_time
 from gateway.privacy import (
     ErasureReport,
     confirm_erasure,

@@ -17,16 +17,29 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from gateway.cli import chat, doctor, memory_cmd, sessions_cmd, worker_cmd
+    from gateway.cli import (
+        chat,
+        doctor,
+        memory_cmd,
+        pairing_cmd,
+        provider_cmd,
+        sessions_cmd,
+        tenants_cmd,
+        worker_cmd,
+    )
 
     for command in (
         chat.chat,
         doctor.doctor,
         memory_cmd.memory,
+        pairing_cmd.pairing,
         sessions_cmd.sessions,
+        tenants_cmd.tenants,
         worker_cmd.worker,
     ):
         cli.add_command(command)
+    memory_cmd.memory.add_command(provider_cmd.setup)
+    memory_cmd.memory.add_command(provider_cmd.status)
 
 
 _register()
