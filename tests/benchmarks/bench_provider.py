@@ -30,7 +30,7 @@ class BenchProvider(MemoryProvider):
 
 
 def install(directory: Path) -> Path:
-    """A dist-info declaring ``bench`` in ``mnemogate.providers`` (put ``directory`` on sys.path)."""
+    """A dist-info declaring ``bench`` in ``mnemogate.providers``; put ``directory`` on sys.path."""
     info = directory / "mnemogate_bench-0.1.dist-info"
     info.mkdir(parents=True, exist_ok=True)
     (info / "METADATA").write_text(
