@@ -24,7 +24,7 @@ from gateway.history.store import SessionStore
 from gateway.history.turns import commit_turn
 from gateway.llm.client import LLMClient
 from gateway.llm.types import Usage
-from gateway.memory.approval import ApprovalStore
+from gateway.memory.approval import ApprovalStore, PendingWrite
 from gateway.memory.store import MemoryStore, WriteResult
 from gateway.memory.tool import MemoryTool
 from gateway.recall import RecallSource
@@ -46,6 +46,7 @@ class TurnResult:
     session_id: str
     usage: Usage = field(default_factory=Usage)
     memory_writes: list[WriteResult] = field(default_factory=list)
+    staged: list[PendingWrite] = field(default_factory=list)  # awaiting the user's approval
     error: str | None = None
 
 
@@ -199,6 +200,7 @@ class Agent:
             session_id=committed.session_id,
             usage=loop.usage,
             memory_writes=writes,
+            staged=list(memory_tool.staged) if memory_tool is not None else [],
         )
 
     def _prepare(
