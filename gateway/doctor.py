@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+import httpx
 import redis
 
 from gateway.errors import LLMError, MnemogateError
@@ -16,6 +17,7 @@ from gateway.fsutil import ensure_private_dir
 from gateway.history.db import Database
 from gateway.llm.client import LLMClient
 from gateway.settings import LLMSettings, Settings
+from providers.registry import load_provider
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -118,6 +120,92 @@ async def check_llm(name: str, llm: LLMSettings, env: str) -> Check:
     return Check(name, "ok", f"{llm.base_url} model {llm.model}: {detail}")
 
 
+TELEGRAM_API = "https://api.telegram.org/bot"
+DISCORD_API = "https://discord.com/api/v10"
+
+
+def check_telegram(settings: Settings) -> Check | None:
+    token = settings.telegram.bot_token
+    if token is None:
+        return None
+    base = settings.telegram.base_url or TELEGRAM_API
+    try:
+        response = httpx.get(f"{base}{token.get_secret_value()}/getMe", timeout=10)
+        data = response.json()
+    except (httpx.HTTPError, ValueError) as exc:
+        return Check(
+            "telegram",
+            "fail",
+            f"{base}…/getMe: {type(exc).__name__}",
+            "check network access or MNEMOGATE_TELEGRAM__BASE_URL",
+        )
+    if not data.get("ok"):
+        return Check(
+            "telegram",
+            "fail",
+            str(data.get("description", "token refused")),
+            "check TELEGRAM_BOT_TOKEN (from @BotFather)",
+        )
+    return Check("telegram", "ok", f"bot @{data['result'].get('username')}")
+
+
+def check_discord(settings: Settings) -> Check | None:
+    token = settings.discord.bot_token
+    if token is None:
+        return None
+    base = settings.discord.api_base_url or DISCORD_API
+    try:
+        response = httpx.get(
+            f"{base}/users/@me",
+            timeout=10,
+            headers={"Authorization": f"Bot {token.get_secret_value()}"},
+        )
+    except httpx.HTTPError as exc:
+        return Check(
+            "discord",
+            "fail",
+            f"{base}/users/@me: {type(exc).__name__}",
+            "check network access or MNEMOGATE_DISCORD__API_BASE_URL",
+        )
+    if response.status_code != 200:
+        return Check(
+            "discord",
+            "fail",
+            f"HTTP {response.status_code} from /users/@me",
+            "check DISCORD_BOT_TOKEN and that the bot has the message-content intent",
+        )
+    return Check("discord", "ok", f"bot {response.json().get('username')}")
+
+
+def check_provider(settings: Settings) -> Check | None:
+    name = settings.memory.provider
+    if name is None:
+        return None
+    try:
+        provider = load_provider(name, settings)
+    except MnemogateError as exc:
+        return Check("provider", "fail", str(exc), "fix memory.provider or install the plugin")
+    try:
+        if not provider.is_available():
+            return Check(
+                "provider",
+                "fail",
+                f"{name} is not available (missing settings?)",
+                f"run `mnemogate memory setup {name}`",
+            )
+        detail = provider.health()
+    except Exception as exc:
+        return Check(
+            "provider",
+            "fail",
+            f"{name}: {type(exc).__name__}: {exc}",
+            "check the provider's server and credentials",
+        )
+    finally:
+        provider.shutdown()
+    return Check("provider", "ok", f"{name}: {detail}")
+
+
 def run_checks(settings: Settings) -> list[Check]:
     sync_checks: list[Callable[[], Check]] = [
         lambda: check_home(settings),
@@ -125,9 +213,15 @@ def run_checks(settings: Settings) -> list[Check]:
         lambda: check_state_db(settings),
         lambda: check_redis(settings),
     ]
+    optional: list[Callable[[], Check | None]] = [
+        lambda: check_telegram(settings),
+        lambda: check_discord(settings),
+        lambda: check_provider(settings),
+    ]
     checks = [Check("config", "ok", "loaded and valid")]
     checks.extend(check() for check in sync_checks)
     checks.append(asyncio.run(check_llm("llm", settings.llm, "MNEMOGATE_LLM")))
     if settings.aux is not settings.llm:
         checks.append(asyncio.run(check_llm("aux_llm", settings.aux, "MNEMOGATE_AUX_LLM")))
+    checks.extend(c for c in (check() for check in optional) if c is not None)
     return checks

@@ -302,6 +302,13 @@ class MemoryProvider(ABC):
         """A delegated sub-task finished."""
         return None
 
+    def health(self) -> str:
+        """For ``mnemogate doctor``: a one-line status, reaching the backend if it has one.
+
+        Raise an exception (any) to report the backend unhealthy.
+        """
+        return "available"
+
     def config_schema(self) -> list[ConfigField]:
         """Questions the setup wizard asks; empty when there is nothing to configure."""
         return []

@@ -59,3 +59,31 @@ def test_doctor_bad_config_is_one_line(home: Path) -> None:
     assert proc.returncode == 1
     assert proc.stderr.strip().count("\n") == 0
     assert "memory.notifications" in proc.stderr
+
+
+def test_doctor_checks_platform_tokens_and_provider(home: Path, fake_llm: FakeLLM) -> None:
+    from tests.fakes.discord_server import FakeDiscord
+
+    with FakeDiscord(guilds=[]) as discord:
+        good = run_cli(
+            ["doctor"],
+            home=home,
+            MNEMOGATE_LLM__BASE_URL=fake_llm.base_url,
+            MNEMOGATE_LLM__MODEL="fake-model",
+            DISCORD_BOT_TOKEN=discord.token,
+            MNEMOGATE_DISCORD__API_BASE_URL=discord.api_base_url,
+            MNEMOGATE_MEMORY__PROVIDER="reference",
+        )
+        bad = run_cli(
+            ["doctor"],
+            home=home,
+            MNEMOGATE_LLM__BASE_URL=fake_llm.base_url,
+            MNEMOGATE_LLM__MODEL="fake-model",
+            DISCORD_BOT_TOKEN="wrong-token",
+            MNEMOGATE_DISCORD__API_BASE_URL=discord.api_base_url,
+            MNEMOGATE_MEMORY__PROVIDER="nosuch",
+        )
+    assert "✓ discord: bot" in good.stdout and "✓ provider: reference" in good.stdout
+    assert good.returncode == 0, good.stdout
+    assert "✗ discord: HTTP 401" in bad.stdout and "DISCORD_BOT_TOKEN" in bad.stdout
+    assert "✗ provider:" in bad.stdout and bad.returncode == 1
