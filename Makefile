@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: install
-	$(BIN)/mnemogate chat
+	$(BIN)/mnemogate chat --jobs inline
 
 lint: install
 	$(BIN)/ruff check gateway workers providers tests
