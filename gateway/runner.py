@@ -12,10 +12,13 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
 
 from gateway.app import App
 from gateway.errors import ConfigError
+from gateway.history.retention import prune
 from gateway.platforms.base import Adapter
+from gateway.platforms.ledger import UpdateLedger
 from gateway.platforms.registry import build_adapter, configured_platforms
 from gateway.service import Gateway
 from gateway.settings import Settings
@@ -37,6 +40,7 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> Non
         gateway = Gateway(app)
         started: list[Adapter] = []
         notices: asyncio.Task[None] | None = None
+        housekeeping: asyncio.Task[None] | None = None
         try:
             for entry in entries:
                 adapter = build_adapter(
@@ -51,16 +55,35 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> Non
                 started.append(adapter)
                 log.info("%s connected", entry.name)
             notices = asyncio.create_task(gateway.deliver_notices(stop), name="notices")
+            housekeeping = asyncio.create_task(keep_tidy(app, stop), name="housekeeping")
             await stop.wait()
             log.info("shutting down")
         finally:
             for adapter in reversed(started):
                 await adapter.stop()
-            if notices is not None:
-                notices.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await notices
+            for task in (notices, housekeeping):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             await gateway.close()
             for sig in (signal.SIGTERM, signal.SIGINT):
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.remove_signal_handler(sig)
+
+
+async def keep_tidy(app: App, stop: asyncio.Event, *, every_s: float = 86_400) -> None:
+    """Daily: retention pruning (``sessions.retention_days``) and old update-ledger rows."""
+    while not stop.is_set():
+        days = app.settings.sessions.retention_days
+        try:
+            if days is not None:
+                report = await asyncio.to_thread(
+                    prune, app.db, app.sessions, retention_days=days, now=time.time()
+                )
+                log.info("retention: %s", report)
+            await asyncio.to_thread(UpdateLedger(app.db).prune)
+        except Exception:
+            log.exception("housekeeping failed")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), every_s)

@@ -21,6 +21,7 @@ from gateway.history.records import NewMessage, SessionRecord, StoredMessage
 from gateway.history.search import SessionSearch
 from gateway.history.search_tool import SessionSearchTool
 from gateway.history.store import SessionStore
+from gateway.history.transcripts import write_transcript
 from gateway.history.turns import commit_turn
 from gateway.llm.client import LLMClient
 from gateway.llm.types import Usage
@@ -31,7 +32,7 @@ from gateway.recall import RecallSource
 from gateway.routing import Conversation
 from gateway.security.fence import wrap_recalled
 from gateway.settings import Settings
-from gateway.tenants import MemoryScope
+from gateway.tenants import MemoryScope, TenantId
 from providers.base import ProviderContext, TurnStart
 from providers.manager import MemoryManager
 
@@ -81,7 +82,7 @@ class Agent:
         self.recall = recall
         self.hooks: TurnHooks = hooks or NoHooks()
         self.locks = KeyedLocks()
-        self._hook_tasks: set[asyncio.Task[None]] = set()
+        self._hook_tasks: set[asyncio.Task[object]] = set()
         self.opener = SessionOpener(settings, sessions, memory, self.providers)
 
     # --- sessions ------------------------------------------------------------------------
@@ -187,6 +188,16 @@ class Agent:
             loop.usage,
             planner(self.settings, facts),
         )
+        if self.settings.sessions.write_transcripts and not session.incognito:
+            self._notify(
+                asyncio.to_thread(
+                    write_transcript,
+                    self.settings.home,
+                    self.sessions,
+                    tenant,
+                    committed.session_id,
+                )
+            )
         if provider_on and memory_tool is not None and memory_tool.changes:
             scope = self.scope_for(conversation)
             assert scope is not None
@@ -211,11 +222,23 @@ class Agent:
         history = self.sessions.messages(conversation.tenant, session.id)
         return session, history, self._memory_tool(conversation, session)
 
-    def _notify(self, call: Coroutine[Any, Any, None]) -> None:
-        """Run a provider hook without holding up the reply (the manager bounds its time)."""
+    def _notify(self, call: Coroutine[Any, Any, object]) -> None:
+        """Run a hook (provider, transcript) without holding up the reply; log failures."""
         task = asyncio.create_task(call)
         self._hook_tasks.add(task)
-        task.add_done_callback(self._hook_tasks.discard)
+        task.add_done_callback(self._hook_done)
+
+    async def _transcript(self, tenant: TenantId, session_id: str) -> None:
+        # FIFO per session, so a slow earlier write never overwrites a newer transcript.
+        async with self.locks.hold(f"transcript|{tenant}|{session_id}"):
+            await asyncio.to_thread(
+                write_transcript, self.settings.home, self.sessions, tenant, session_id
+            )
+
+    def _hook_done(self, task: asyncio.Task[object]) -> None:
+        self._hook_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("after-turn hook failed", exc_info=task.exception())
 
     async def drain_hooks(self) -> None:
         """Wait for provider hooks still running (before shutdown)."""

@@ -163,3 +163,23 @@ async def test_search_tool_with_aux_summaries(make_settings: Any, fake_llm: Fake
     assert tool_message["role"] == "tool"
     answer = json.loads(tool_message["content"])
     assert answer["sessions"][0]["summary"].startswith("They talked about visiting Arashiyama")
+
+
+async def test_transcripts_follow_every_turn(make_settings: Any, fake_llm: FakeLLM) -> None:
+    fake_llm.handler = Script(["first answer", "second answer"])
+    settings = make_settings(sessions={"write_transcripts": True})
+    async with App(settings) as app:
+        await app.agent.run_turn(ALICE, "first question")
+        result = await app.agent.run_turn(ALICE, "second question")
+        await app.drain()
+    path = (
+        settings.home / "tenants" / "console-alice" / "transcripts" / f"{result.session_id}.jsonl"
+    )
+    line = json.loads(path.read_text(encoding="utf-8"))
+    assert [m["content"] for m in line["messages"]] == [
+        "first question",
+        "first answer",
+        "second question",
+        "second answer",
+    ]
+    assert path.stat().st_mode & 0o777 == 0o600
