@@ -12,6 +12,7 @@ import pytest
 
 from gateway.access import AccessPolicy
 from gateway.history.db import Database
+from gateway.platforms.chunking import split_message
 from gateway.service import UNSUPPORTED
 from gateway.settings import Settings, load_settings
 from tests.fakes.discord_server import (
@@ -144,14 +145,15 @@ async def test_long_reply_is_split_and_bad_input_is_answered(
     async with running_gateway(settings):
         before = len(discord.sent)
         discord.push_dm(ALICE, "give me a long answer")
-        chunks = await asyncio.to_thread(sent_after, discord, before, 6)
-        await asyncio.sleep(0)
+        expected = len(split_message(long_reply, 2000))
+        chunks = await asyncio.to_thread(sent_after, discord, before, expected)
         (unsupported,) = await exchange(discord, lambda: push_photo(discord, ALICE))
         (too_long,) = await exchange(discord, lambda: discord.push_dm(ALICE, "x" * 20_000))
         discord.push_raw({"t": "MESSAGE_CREATE", "d": {"id": "1", "channel_id": "2"}})
         (still,) = await exchange(discord, lambda: discord.push_dm(ALICE, "are you ok?"))
     body = [m for m in discord.sent[before:] if m.content.startswith(("Here", "line", "```"))]
-    assert len(chunks) >= 6 and all(len(m.content) <= 2000 for m in discord.sent)
+    assert expected >= 6 and all(len(m.content) <= 2000 for m in discord.sent)
+    assert "".join(m.content for m in chunks).count("line_399 = 399") == 1
     assert all(m.content.count("```") % 2 == 0 for m in body)
     assert unsupported.content == UNSUPPORTED
     assert too_long.content.startswith("⚠ The message is 20,000 characters long")
