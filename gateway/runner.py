@@ -13,6 +13,8 @@ import contextlib
 import logging
 import signal
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from gateway.app import App
 from gateway.errors import ConfigError
@@ -26,21 +28,15 @@ from gateway.settings import Settings
 log = logging.getLogger(__name__)
 
 
-async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> None:
-    """Run the gateway until ``stop`` is set (or SIGTERM/SIGINT arrives)."""
+@asynccontextmanager
+async def gateway_running(settings: Settings) -> AsyncIterator[Gateway]:
+    """The App, the Gateway and every configured platform connected; stopped in reverse."""
     entries = configured_platforms(settings)
     if not entries:
         raise ConfigError("no platform configured: set TELEGRAM_BOT_TOKEN and/or DISCORD_BOT_TOKEN")
-    stop = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
     async with App(settings) as app:
         gateway = Gateway(app)
         started: list[Adapter] = []
-        notices: asyncio.Task[None] | None = None
-        housekeeping: asyncio.Task[None] | None = None
         try:
             for entry in entries:
                 adapter = build_adapter(
@@ -54,22 +50,38 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> Non
                 await adapter.start()
                 started.append(adapter)
                 log.info("%s connected", entry.name)
-            notices = asyncio.create_task(gateway.deliver_notices(stop), name="notices")
-            housekeeping = asyncio.create_task(keep_tidy(app, stop), name="housekeeping")
-            await stop.wait()
-            log.info("shutting down")
+            yield gateway
         finally:
             for adapter in reversed(started):
                 await adapter.stop()
-            for task in (notices, housekeeping):
-                if task is not None:
+            await gateway.close()
+
+
+async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> None:
+    """Run the gateway until ``stop`` is set (or SIGTERM/SIGINT arrives)."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        async with gateway_running(settings) as gateway:
+            tasks = [
+                asyncio.create_task(gateway.deliver_notices(stop), name="notices"),
+                asyncio.create_task(keep_tidy(gateway.app, stop), name="housekeeping"),
+            ]
+            try:
+                await stop.wait()
+                log.info("shutting down")
+            finally:
+                for task in tasks:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
-            await gateway.close()
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                with contextlib.suppress(NotImplementedError, RuntimeError):
-                    loop.remove_signal_handler(sig)
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
 
 
 async def keep_tidy(app: App, stop: asyncio.Event, *, every_s: float = 86_400) -> None:

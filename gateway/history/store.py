@@ -165,28 +165,10 @@ class SessionStore:
         messages: Sequence[NewMessage],
         usage: Usage = Usage(),  # noqa: B008  (immutable)
     ) -> list[int]:
-        """Append one turn's messages and its usage in a single transaction."""
+        """Append one turn's messages and its usage in a single transaction (no outbox)."""
+        from gateway.history.turns import commit_turn  # turns builds on this module
 
-        def write(conn: sqlite3.Connection) -> list[int]:
-            session = session_from_row(self.require(conn, tenant, session_id))
-            ids = self.insert_messages(conn, session, messages)
-            user_turns = sum(1 for m in messages if m.role == "user")
-            conn.execute(
-                "UPDATE sessions SET prompt_tokens = prompt_tokens + ?, "
-                "completion_tokens = completion_tokens + ?, cached_tokens = cached_tokens + ?, "
-                "user_turns = user_turns + ? WHERE tenant_id = ? AND id = ?",
-                (
-                    usage.prompt_tokens,
-                    usage.completion_tokens,
-                    usage.cached_tokens,
-                    user_turns,
-                    str(tenant),
-                    session_id,
-                ),
-            )
-            return ids
-
-        return self.db.write(write)
+        return commit_turn(self, tenant, session_id, messages, usage).message_ids
 
     def append_messages(
         self, tenant: TenantId, session_id: str, messages: Sequence[NewMessage]

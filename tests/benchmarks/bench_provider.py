@@ -7,6 +7,7 @@ from typing import Any, Self
 
 from gateway.settings import Settings
 from providers.base import MemoryProvider, ProviderContext, RecallQuery
+from tests.plugins import write_entry_point
 
 
 class BenchProvider(MemoryProvider):
@@ -30,14 +31,5 @@ class BenchProvider(MemoryProvider):
 
 
 def install(directory: Path) -> Path:
-    """A dist-info declaring ``bench`` in ``mnemogate.providers``; put ``directory`` on sys.path."""
-    info = directory / "mnemogate_bench-0.1.dist-info"
-    info.mkdir(parents=True, exist_ok=True)
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: mnemogate-bench\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        "[mnemogate.providers]\nbench = tests.benchmarks.bench_provider:BenchProvider\n",
-        encoding="utf-8",
-    )
-    return directory
+    """Declare this provider as ``bench`` through a real entry point under ``directory``."""
+    return write_entry_point(directory, "bench", "tests.benchmarks.bench_provider:BenchProvider")

@@ -17,6 +17,7 @@ import redis
 
 from providers.base import ProviderContext, SyncedTurn
 from providers.reference import ReferenceProvider
+from tests.plugins import write_entry_point as declare
 
 if TYPE_CHECKING:
     from gateway.settings import Settings
@@ -57,14 +58,5 @@ class GatedProvider(ReferenceProvider):
 
 
 def write_entry_point(directory: Path) -> Path:
-    """A dist-info declaring ``gated`` in ``mnemogate.providers``; put ``directory`` on the path."""
-    info = directory / "mnemogate_gated_test-0.1.dist-info"
-    info.mkdir(parents=True, exist_ok=True)
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: mnemogate-gated-test\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        "[mnemogate.providers]\ngated = tests.integration.gated_provider:GatedProvider\n",
-        encoding="utf-8",
-    )
-    return directory
+    """Declare this provider as ``gated`` through a real entry point under ``directory``."""
+    return declare(directory, "gated", "tests.integration.gated_provider:GatedProvider")

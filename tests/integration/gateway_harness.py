@@ -3,41 +3,19 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import redis
 
-from gateway.app import App
-from gateway.platforms.registry import build_adapter, configured_platforms
+from gateway.runner import gateway_running
 from gateway.service import Gateway
 from gateway.settings import Settings
 
 
-@asynccontextmanager
-async def running_gateway(settings: Settings) -> AsyncIterator[Gateway]:
-    """Everything ``mnemogate run`` starts, minus signal handling."""
-    async with App(settings) as app:
-        gateway = Gateway(app)
-        started = []
-        try:
-            for entry in configured_platforms(settings):
-                adapter = build_adapter(
-                    entry,
-                    settings,
-                    gateway.on_message,
-                    gateway.on_button,
-                    gateway.command_menu(),
-                )
-                gateway.attach(adapter)
-                await adapter.start()
-                started.append(adapter)
-            yield gateway
-        finally:
-            for adapter in reversed(started):
-                await adapter.stop()
-            await gateway.close()
+def running_gateway(settings: Settings) -> AbstractAsyncContextManager[Gateway]:
+    """Everything ``mnemogate run`` starts, minus signal handling and background loops."""
+    return gateway_running(settings)
 
 
 def state_db_mentions(home: Path, needles: list[str]) -> list[str]:

@@ -9,6 +9,7 @@ from typing import Self
 from gateway.settings import Settings
 from providers.base import MemoryWriteEvent, ProviderContext, RecallQuery, TurnStart
 from providers.reference import ReferenceProvider
+from tests.plugins import write_entry_point
 
 RELEASE = threading.Event()
 
@@ -32,14 +33,5 @@ class SlowProvider(ReferenceProvider):
 
 
 def install(directory: Path) -> Path:
-    """A dist-info declaring ``slow`` in ``mnemogate.providers`` (put ``directory`` on sys.path)."""
-    info = directory / "mnemogate_slow_test-0.1.dist-info"
-    info.mkdir(parents=True, exist_ok=True)
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: mnemogate-slow-test\nVersion: 0.1\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        "[mnemogate.providers]\nslow = tests.integration.slow_provider:SlowProvider\n",
-        encoding="utf-8",
-    )
-    return directory
+    """Declare this provider as ``slow`` through a real entry point under ``directory``."""
+    return write_entry_point(directory, "slow", "tests.integration.slow_provider:SlowProvider")

@@ -66,7 +66,7 @@ def test_run_serves_until_sigterm(
                 continue
         assert reply is not None and reply.content == "pong"
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
+        _out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
