@@ -26,7 +26,7 @@ from pydantic_settings import (
 from gateway.errors import ConfigError
 
 ENV_PREFIX = "MNEMOGATE_"
-SECRET_KEYS = frozenset({"api_key", "bot_token", "token"})
+SECRET_KEYS = frozenset({"api_key", "bot_token", "token", "webhook_secret"})
 
 # Environment names outside the MNEMOGATE_ prefix that the product documents.
 EXTERNAL_ENV: dict[str, tuple[str, str]] = {
@@ -217,11 +217,38 @@ class GroupsSettings(_Section):
 
 
 class HonchoSettings(_Section):
+    """The Honcho provider; see ``providers/honcho/__init__.py`` for what each knob does."""
+
     base_url: str | None = None
     api_key: SecretStr | None = None
     workspace: str = "mnemogate"
     ai_peer: str = "mnemogate"
     peer_prefix: str = ""
+    # tenant id ("telegram:123") or namespace → Honcho peer id used instead of the default.
+    peer_aliases: dict[str, str] = Field(default_factory=dict)
+    recall_mode: Literal["hybrid", "context", "tools"] = "hybrid"
+    observation: Literal["directional", "unified"] = "directional"
+    user_observe_me: bool | None = None  # per-flag overrides of the observation preset
+    user_observe_others: bool | None = None
+    ai_observe_me: bool | None = None
+    ai_observe_others: bool | None = None
+    dialectic_depth: int = Field(default=1, ge=1, le=3)
+    # honcho_reasoning's level when the model gives none (or may not choose: dialectic_dynamic)
+    reasoning_level: Literal["minimal", "low", "medium", "high", "max"] = "low"
+    # no automatic or model-chosen level goes above this one
+    reasoning_level_cap: Literal["minimal", "low", "medium", "high", "max"] = "high"
+    dialectic_dynamic: bool = True  # the model may choose honcho_reasoning's level
+    dialectic_max_input_chars: int = Field(default=2000, ge=50, le=10_000)
+    timeout_s: float = Field(default=8.0, gt=0)
+    dialectic_timeout_s: float = Field(default=8.0, gt=0)
+    read_retries: int = Field(default=1, ge=0, le=5)  # writes are never retried by the SDK
+    context_tokens: int = Field(default=2000, ge=100, le=100_000)
+    max_section_chars: int = Field(default=1500, ge=100)
+    max_recall_chars: int = Field(default=4000, ge=200)
+    max_tool_result_chars: int = Field(default=4000, ge=200)
+    message_chunk_chars: int = Field(default=20_000, ge=200, le=24_000)
+    migrate_memory_files: bool = True
+    config_refresh_s: float = Field(default=300.0, ge=0)
 
 
 class Settings(BaseSettings):

@@ -14,6 +14,8 @@ from gateway.cli.common import CONTEXT_SETTINGS
 def cli() -> None:
     """mnemogate — a chat-bot gateway whose memory is private to each user."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # httpx logs request URLs at INFO, and Telegram's URLs contain the bot token.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 def _register() -> None:

@@ -17,6 +17,7 @@ def run() -> None:
     """Start every platform whose token is set (Telegram, Discord); stop with SIGTERM."""
     settings = settings_or_exit()
     logging.getLogger().setLevel(settings.log_level)
+    logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))
     try:
         asyncio.run(serve(settings))
     except MnemogateError as exc:
