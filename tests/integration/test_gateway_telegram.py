@@ -33,11 +33,8 @@ def tg() -> Iterator[FakeTelegram]:
         yield fake
 
 
-def env_settings(
-    home: Path, tg: FakeTelegram, llm: FakeLLM, redis_url: str, prefix: str
-) -> dict[str, str]:
+def env_settings(tg: FakeTelegram, llm: FakeLLM, redis_url: str, prefix: str) -> dict[str, str]:
     return {
-        "MNEMOGATE_HOME": str(home),
         "TELEGRAM_BOT_TOKEN": TOKEN,
         "MNEMOGATE_TELEGRAM__BASE_URL": tg.base_url,
         "MNEMOGATE_TELEGRAM__POLL_TIMEOUT_S": "2",
