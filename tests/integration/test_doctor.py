@@ -87,3 +87,23 @@ def test_doctor_checks_platform_tokens_and_provider(home: Path, fake_llm: FakeLL
     assert good.returncode == 0, good.stdout
     assert "✗ discord: HTTP 401" in bad.stdout and "DISCORD_BOT_TOKEN" in bad.stdout
     assert "✗ provider:" in bad.stdout and bad.returncode == 1
+
+
+def test_doctor_checks_the_telegram_token(home: Path, fake_llm: FakeLLM) -> None:
+    from tests.fakes.telegram_server import TOKEN, FakeTelegram
+
+    with FakeTelegram() as telegram:
+        good, bad = (
+            run_cli(
+                ["doctor"],
+                home=home,
+                MNEMOGATE_LLM__BASE_URL=fake_llm.base_url,
+                MNEMOGATE_LLM__MODEL="fake-model",
+                TELEGRAM_BOT_TOKEN=token,
+                MNEMOGATE_TELEGRAM__BASE_URL=telegram.base_url,
+            )
+            for token in (TOKEN, "123:wrong")
+        )
+    assert "✓ telegram: bot @" in good.stdout and good.returncode == 0, good.stdout
+    assert "✗ telegram:" in bad.stdout and "TELEGRAM_BOT_TOKEN" in bad.stdout
+    assert "123:wrong" not in bad.stdout + bad.stderr
