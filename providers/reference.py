@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+from gateway.history.db import retry_busy
 from providers.base import (
     Delegation,
     MemoryProvider,
@@ -247,7 +248,8 @@ class ReferenceProvider(MemoryProvider):
         with closing(sqlite3.connect(self.path, timeout=30)) as db:
             if not self._ready:
                 with self._lock:
-                    db.executescript(_SCHEMA)
+                    # Switching to WAL does not wait on a busy database: retry instead.
+                    retry_busy(db.executescript)(_SCHEMA)
                     self._ready = True
             with db:
                 yield db

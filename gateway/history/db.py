@@ -72,7 +72,7 @@ class Database:
                 self.path, timeout=10.0, isolation_level=None, check_same_thread=False
             )
             conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
+            retry_busy(conn.execute)("PRAGMA journal_mode=WAL")  # does not wait on busy
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA busy_timeout=10000")
