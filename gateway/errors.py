@@ -10,7 +10,16 @@
     ├── LLMError               the model endpoint failed
     │   ├── LLMUnavailable     connection refused / timed out after retries
     │   └── LLMBadResponse     the endpoint answered something that is not a completion
-    └── UserInputError         a message or command argument we refuse (too long, empty…)
+    ├── UserInputError         a message or command argument we refuse (too long, empty…)
+    │   ├── StagingRefused     a staged memory write failed the threat scan (memory.approval)
+    │   ├── PairingLocked      too many wrong pairing codes; carries retry_after (pairing)
+    │   └── NotRevocable       access granted by settings cannot be revoked at runtime (access)
+    ├── JobFailed              a background job must be retried (workers.jobs)
+    ├── InvalidJobId           a job id outside [A-Za-z0-9_-] (workers.queues)
+    ├── DiscordStartError      the Discord gateway never became ready (platforms.discord)
+    └── ProviderError          memory providers (providers.errors): unknown, failed to load,
+                               invalid, rejected (second provider, tool-name clash), and
+                               backend call failures of a provider (e.g. Honcho)
 
 Errors carry the data a caller needs to explain them (paths, status codes, limits).
 """
