@@ -302,6 +302,14 @@ class MemoryProvider(ABC):
         """A delegated sub-task finished."""
         return None
 
+    def erase(self, tenant: TenantId) -> tuple[int, list[str]]:
+        """Delete everything this provider holds for ``tenant`` (``/forgetme``).
+
+        Returns (items removed, what could not be erased and why). Raise
+        NotImplementedError when the backend offers no way to erase.
+        """
+        raise NotImplementedError(f"{self.name} has no erasure support")
+
     def health(self) -> str:
         """For ``mnemogate doctor``: a one-line status, reaching the backend if it has one.
 

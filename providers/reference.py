@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from gateway.history.db import retry_busy
+from gateway.tenants import TenantId
 from providers.base import (
     Delegation,
     MemoryProvider,
@@ -176,6 +177,15 @@ class ReferenceProvider(MemoryProvider):
 
     def shutdown(self) -> None:
         self._record("shutdown", None)
+
+    def erase(self, tenant: TenantId) -> tuple[int, list[str]]:
+        removed = 0
+        with self._db() as db:
+            for table in ("turns", "facts", "calls"):
+                removed += db.execute(
+                    f"DELETE FROM {table} WHERE namespace = ?", (tenant.namespace,)
+                ).rowcount
+        return removed, []
 
     # Inspection for tests.
 

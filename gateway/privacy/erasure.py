@@ -46,6 +46,7 @@ from gateway.pairing import new_code, normalize_code
 from gateway.privacy.export import opened_database
 from gateway.settings import Settings
 from gateway.tenants import TenantId, tenant_dir
+from providers.registry import load_provider
 from workers import queues
 from workers.queues import QUEUE_ORDER, one_line, queue_name
 
@@ -220,12 +221,9 @@ def _erase_provider(
     settings: Settings, tenant: TenantId, forget: ProviderForget | None, report: ErasureReport
 ) -> None:
     if forget is None:
-        if settings.memory.provider:
-            report.not_erased["provider data"] = (
-                f"provider {settings.memory.provider!r} has no erasure hook here; erase the "
-                f"tenant's data (peer {tenant.namespace}) with the provider's own tools"
-            )
-        return
+        if not settings.memory.provider:
+            return
+        forget = _configured_provider(settings, report)
     try:
         report.erased["provider items"] = forget(tenant)
     except NotImplementedError as exc:
@@ -235,6 +233,22 @@ def _erase_provider(
     except Exception as exc:  # the provider is outside our control; report, do not stop
         log.exception("erasure of %s: provider failed", tenant.namespace)
         report.not_erased["provider data"] = f"provider erasure failed: {one_line(exc)}"
+
+
+def _configured_provider(settings: Settings, report: ErasureReport) -> ProviderForget:
+    """The configured provider's own ``erase``, reporting what it could not erase."""
+
+    def forget(tenant: TenantId) -> int:
+        provider = load_provider(str(settings.memory.provider), settings)
+        try:
+            removed, leftovers = provider.erase(tenant)
+        finally:
+            provider.shutdown()
+        if leftovers:
+            report.not_erased["provider data (partly)"] = "; ".join(leftovers)
+        return removed
+
+    return forget
 
 
 def forget_tenant(

@@ -14,6 +14,7 @@ import re
 import stat
 import zipfile
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,8 @@ from gateway.privacy import export_tenant, forget_tenant
 from gateway.routing import Conversation
 from gateway.settings import Settings
 from gateway.tenants import TenantId, tenant_dir
+from providers.base import MemoryWriteEvent, ProviderContext, WriteMetadata
+from providers.reference import ReferenceProvider
 from tests.integration.conftest import free_port
 from tests.integration.privacy_world import (
     CANARY,
@@ -202,9 +205,25 @@ def test_provider_erasure_through_the_callback(
     assert report.not_erased == {
         "provider data": "the provider cannot erase data (no delete endpoint)"
     }
-    with_provider = settings_for(home, redis_url, redis_prefix, memory={"provider": "honcho"})
-    unwired = forget_tenant(with_provider, A)
-    assert "no erasure hook" in unwired.not_erased["provider data"]
+    # Without a callback, the configured provider's own erase() runs.
+    with_provider = settings_for(home, redis_url, redis_prefix, memory={"provider": "reference"})
+    reference = ReferenceProvider(home)
+    ctx = ProviderContext.for_conversation(
+        Conversation(A, chat_id=A.user), session_id="s1", settings=with_provider
+    )
+    reference.on_memory_write(
+        ctx,
+        MemoryWriteEvent(
+            "add",
+            "user",
+            "Likes quinces",
+            WriteMetadata("user-chat", datetime.now(UTC), A.namespace),
+        ),
+    )
+    assert reference.facts(A.namespace)
+    erased = forget_tenant(with_provider, A)
+    assert erased.erased["provider items"] >= 1 and "provider data" not in erased.not_erased
+    assert reference.facts(A.namespace) == []
 
 
 # --- chat commands -----------------------------------------------------------------------
