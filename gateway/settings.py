@@ -240,7 +240,7 @@ class HonchoSettings(_Section):
     dialectic_dynamic: bool = True  # the model may choose honcho_reasoning's level
     dialectic_max_input_chars: int = Field(default=2000, ge=50, le=10_000)
     timeout_s: float = Field(default=8.0, gt=0)
-    dialectic_timeout_s: float = Field(default=8.0, gt=0)
+    dialectic_timeout_s: float = Field(default=8.0, gt=0)  # all passes of one recall
     read_retries: int = Field(default=1, ge=0, le=5)  # writes are never retried by the SDK
     context_tokens: int = Field(default=2000, ge=100, le=100_000)
     max_section_chars: int = Field(default=1500, ge=100)

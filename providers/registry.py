@@ -35,6 +35,7 @@ ENTRY_POINT_GROUP = "mnemogate.providers"
 BUNDLED: Mapping[str, str] = MappingProxyType(
     {
         "reference": "providers.reference:ReferenceProvider",
+        "honcho": "providers.honcho.provider:HonchoProvider",
     }
 )
 
