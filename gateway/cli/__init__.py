@@ -22,6 +22,7 @@ def _register() -> None:
     from gateway.cli import (
         chat,
         doctor,
+        honcho_cmd,
         memory_cmd,
         pairing_cmd,
         provider_cmd,
@@ -34,6 +35,7 @@ def _register() -> None:
     for command in (
         chat.chat,
         doctor.doctor,
+        honcho_cmd.honcho,
         memory_cmd.memory,
         pairing_cmd.pairing,
         run_cmd.run,

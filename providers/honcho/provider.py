@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from gateway.config_file import update_config
 from gateway.errors import MemoryStoreError
 from gateway.memory.store import MemoryStore
-from gateway.settings import HonchoSettings, MemorySettings
+from gateway.settings import HonchoSettings, MemorySettings, config_file_path
 from gateway.tenants import TenantId
 from providers.base import (
     ConfigField,
@@ -196,7 +196,11 @@ class HonchoProvider(MemoryProvider):
         ]
 
     def save_config(self, values: Mapping[str, str], home: Path) -> None:
-        """Write the non-secret answers to ``[honcho]`` in ``home/config.toml``."""
+        """Write the non-secret answers to ``[honcho]`` of the config file the settings read.
+
+        That is ``$MNEMOGATE_CONFIG`` or an existing ``$MNEMOGATE_HOME/config.toml``, else
+        ``home/config.toml`` (the setup wizard's rule).
+        """
         chosen = {key: values[key].strip() for key in SAVED_KEYS if values.get(key, "").strip()}
         if not chosen:
             return
@@ -206,7 +210,15 @@ class HonchoProvider(MemoryProvider):
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
             raise HonchoConfigError(f"honcho.{where}", f"honcho.{where}: {first['msg']}") from exc
-        update_config(home / "config.toml", "honcho", chosen)
+        update_config(config_file_path() or home / "config.toml", "honcho", chosen)
+
+    def health(self) -> str:
+        """One authenticated read (the workspace's peers) within ``timeout_s``; raises if down."""
+        count = len(self.client().peers())
+        return (
+            f"server {self.settings.base_url} workspace {self.settings.workspace} reachable "
+            f"({count} peers)"
+        )
 
     # -- beyond the interface ----------------------------------------------------------------
 
