@@ -131,10 +131,15 @@ class ProviderContext:
 
 @dataclass(frozen=True, slots=True)
 class RecallQuery:
-    """What to recall for: the user's latest message and how many user turns came before."""
+    """What to recall for: the user's latest message and how many user turns came before.
+
+    ``dialectic`` is False on turns the operator's ``recall.dialectic_cadence`` skips: a
+    provider should then answer from cheap context only (no model-backed reasoning).
+    """
 
     text: str
     turn_index: int = 0
+    dialectic: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from gateway.errors import MnemogateError, NotFound
 from gateway.history.records import SessionRecord
 from gateway.memory.store import Origin
 from gateway.memory.tool import MemoryChange
+from gateway.recall import Cadence
 from gateway.tenants import MemoryScope, TenantId
 from providers.base import RecallQuery, SyncedTurn
 from workers.context import WorkerContext, current
@@ -260,8 +261,10 @@ def recall_body(
         if ctx.manager.provider is not None:
             provider_ctx = ctx.provider_context(tenant, session)
             ctx.manager.initialize(provider_ctx)
+            turn = session.user_turns
+            dialectic = Cadence(ctx.settings.recall).dialectic_due(turn)
             text = ctx.manager.recall(
-                provider_ctx, RecallQuery(text=query, turn_index=session.user_turns)
+                provider_ctx, RecallQuery(text=query, turn_index=turn, dialectic=dialectic)
             )
         ctx.recall_cache.put(tenant, session.session_key, text, turn_index=session.user_turns)
         return len(text)

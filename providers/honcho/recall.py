@@ -134,7 +134,8 @@ class Recaller:
     def recall(self, client: HonchoClient, state: SessionState, query: RecallQuery) -> str:
         base = self.base_context(client, state)
         sections: list[tuple[str, str]] = []
-        if not is_trivial(query.text) and self._take_turn(state.ident.session):
+        wanted = query.dialectic and not is_trivial(query.text)
+        if wanted and self._take_turn(state.ident.session):
             cold = not (base.get("representation") or base.get("card"))
             passes = self._dialectic_or_none(client, state, query.text, cold=cold)
             if passes:

@@ -366,3 +366,15 @@ def test_warm_cache_recall_adds_about_a_redis_read_to_a_turn(
         f"p95 {p95:.3f} ms, max {max(spent):.3f} ms"
     )
     assert p50 < 50
+
+
+def test_dialectic_cadence_skips_the_reasoning_call(
+    settings_for: Build, fake_llm: FakeLLM, fake: FakeHoncho
+) -> None:
+    settings = settings_for(recall={"dialectic_cadence": 2})
+    fake_llm.handler = Script(fallback=lambda body: "ok")
+    for text in ["I keep bees in Lyon", "they make honey", "lots of honey", "in summer"]:
+        turns(settings, ALICE, [text])
+        work(settings)
+    # Recall jobs ran after turns 1–4 (turn indexes 1..4): the dialectic only on 2 and 4.
+    assert len(fake.calls("POST", "/chat")) == 2
