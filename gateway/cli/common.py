@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from gateway import redaction
 from gateway.errors import MnemogateError
 from gateway.settings import Settings, load_settings
 from gateway.tenants import TenantId
@@ -16,9 +17,11 @@ CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 def settings_or_exit() -> Settings:
     """Load the configuration, or exit non-zero with the one-line reason."""
     try:
-        return load_settings()
+        settings = load_settings()
     except MnemogateError as exc:
         raise click.ClickException(str(exc)) from None
+    redaction.install(settings)  # from here on, no configured secret reaches a log line
+    return settings
 
 
 def parse_tenant(
