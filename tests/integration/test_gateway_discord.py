@@ -184,3 +184,25 @@ async def test_forgetme_erases_everything(
     assert files_mentioning(settings.home, needles) == []
     assert redis_keys_mentioning(redis_url, needles) == []
     assert state_db_mentions(settings.home, [f"discord:{BOB}"])  # Bob untouched
+
+
+async def test_group_messages_from_strangers_and_unaddressed_chatter_are_ignored(
+    settings: Settings, discord: FakeDiscord, fake_llm: FakeLLM
+) -> None:
+    fake_llm.handler = Script(["Answer for Alice."])
+    async with running_gateway(settings):
+        discord.push_channel_message(
+            GUILD, GENERAL, STRANGER, "hey bot, note kiwi", mention_bot=True
+        )
+        discord.push_channel_message(GUILD, GENERAL, ALICE, "just chatting about mango")
+        # Same channel, so handled after the two above (per-channel order).
+        (reply,) = await exchange(
+            discord,
+            lambda: discord.push_channel_message(
+                GUILD, GENERAL, ALICE, "a question for the bot", mention_bot=True
+            ),
+        )
+    assert reply.content == "Answer for Alice."
+    assert [m.content for m in discord.sent] == ["Answer for Alice."]
+    assert state_db_mentions(settings.home, ["kiwi", "mango"]) == []
+    assert len(chat_requests(fake_llm.requests)) == 1
