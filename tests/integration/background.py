@@ -7,6 +7,7 @@ one transaction. Workers run in-process (RQ ``SimpleWorker`` in burst mode) or a
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -21,9 +22,11 @@ import redis
 from rq import SimpleWorker
 
 from gateway import outbox
+from gateway.app import App
 from gateway.history.db import Database
 from gateway.history.store import SessionRecord, SessionStore
 from gateway.outbox import OutboxRow
+from gateway.routing import Conversation
 from gateway.settings import Settings, load_settings
 from gateway.tenants import TenantId
 from providers.reference import ReferenceProvider
@@ -98,6 +101,26 @@ def write_turn(db: Database, tenant: TenantId, session_id: str, user: str, reply
         return outbox.add(conn, tenant, session_id, "sync", {"upto": ids[-1]})
 
     return db.write(write)
+
+
+def turns(settings: Settings, conversation: Conversation, texts: list[str]) -> list[str]:
+    """Real turns through an App (its own event loop); the replies."""
+
+    async def run() -> list[str]:
+        async with App(settings) as app:
+            return [(await app.agent.run_turn(conversation, t)).reply for t in texts]
+
+    return asyncio.run(run())
+
+
+def work(settings: Settings) -> None:
+    """Run every queued job with an in-process worker using ``settings``."""
+    connection = redis.Redis.from_url(settings.redis_url)
+    try:
+        with installed_context(settings):
+            burst(connection, settings)
+    finally:
+        connection.close()
 
 
 def rows(db: Database, ids: list[int]) -> list[OutboxRow]:

@@ -34,7 +34,7 @@ from tests.fakes.honcho_payloads import MessageRec, WorkspaceRec
 from tests.fakes.honcho_server import FakeHoncho
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.script import Script, chat_requests
-from tests.integration.background import burst, installed_context, make_settings
+from tests.integration.background import burst, installed_context, make_settings, turns, work
 from tests.integration.conftest import free_port
 from workers.queues import JobQueues
 
@@ -71,23 +71,6 @@ def settings_for(
         return make_settings(home, redis_url, redis_prefix, **values)
 
     return build
-
-
-def turns(settings: Settings, conversation: Conversation, texts: list[str]) -> list[str]:
-    async def run() -> list[str]:
-        async with App(settings) as app:
-            return [(await app.agent.run_turn(conversation, t)).reply for t in texts]
-
-    return asyncio.run(run())
-
-
-def work(settings: Settings) -> None:
-    connection = redis.Redis.from_url(settings.redis_url)
-    try:
-        with installed_context(settings):
-            burst(connection, settings)
-    finally:
-        connection.close()
 
 
 def world(fake: FakeHoncho) -> WorkspaceRec:

@@ -19,7 +19,12 @@ from gateway.settings import Settings
 from gateway.tenants import TenantId
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.script import Script, chat_requests, tool_call
-from tests.integration.background import burst, installed_context, make_settings, reference
+from tests.integration.background import (
+    make_settings,
+    reference,
+    turns,
+    work,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -42,23 +47,6 @@ def settings_for(home: Path, redis_url: str, redis_prefix: str, fake_llm: FakeLL
         )
 
     return build
-
-
-def turns(settings: Settings, conversation: Conversation, texts: list[str]) -> list[str]:
-    async def run() -> list[str]:
-        async with App(settings) as app:
-            return [(await app.agent.run_turn(conversation, t)).reply for t in texts]
-
-    return asyncio.run(run())
-
-
-def work(settings: Settings) -> None:
-    connection = redis.Redis.from_url(settings.redis_url)
-    try:
-        with installed_context(settings):
-            burst(connection, settings)
-    finally:
-        connection.close()
 
 
 def test_each_turn_synced_once_in_order(settings_for: Any, fake_llm: FakeLLM) -> None:
