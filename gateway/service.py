@@ -29,6 +29,7 @@ from gateway.tenants import TenantId
 log = logging.getLogger(__name__)
 
 UNSUPPORTED = "I can only read text messages for now — please send your message as text."
+INTERNAL_ERROR = "Sorry — something went wrong on my side. Please try again in a moment."
 APPROVE, REJECT = "mem:approve:", "mem:reject:"
 
 
@@ -58,6 +59,10 @@ class Gateway:
             await self._handle(message)
         except Exception:
             log.exception("handling %s update %s failed", message.platform, message.update_id)
+            try:
+                await self._send_text(message, INTERNAL_ERROR)
+            except Exception:
+                log.exception("could not tell the user about the failure either")
 
     async def _handle(self, message: InboundMessage) -> None:
         if message.is_bot:

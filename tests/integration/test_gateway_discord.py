@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 from gateway.access import AccessPolicy
 from gateway.history.db import Database
 from gateway.platforms.chunking import split_message
-from gateway.service import UNSUPPORTED
+from gateway.service import INTERNAL_ERROR, UNSUPPORTED
 from gateway.settings import Settings, load_settings
 from tests.fakes.discord_server import (
     FakeDiscord,
@@ -206,3 +207,16 @@ async def test_group_messages_from_strangers_and_unaddressed_chatter_are_ignored
     assert [m.content for m in discord.sent] == ["Answer for Alice."]
     assert state_db_mentions(settings.home, ["kiwi", "mango"]) == []
     assert len(chat_requests(fake_llm.requests)) == 1
+
+
+async def test_an_internal_failure_is_told_to_the_user(
+    settings: Settings, discord: FakeDiscord, fake_llm: FakeLLM
+) -> None:
+    fake_llm.handler = Script(["never stored"])
+    async with running_gateway(settings):
+        broken = sqlite3.connect(settings.state_db)
+        broken.execute("DROP TABLE outbox")  # the turn's commit will fail
+        broken.commit()
+        broken.close()
+        (reply,) = await exchange(discord, lambda: discord.push_dm(ALICE, "hello?"))
+    assert reply.content == INTERNAL_ERROR
