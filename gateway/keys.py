@@ -4,7 +4,6 @@ Layout (``P`` is ``settings.redis_prefix``, ``NS`` the tenant's namespace, ``H``
 digest of a session key, ``S`` a session id spelled with :func:`~gateway.tenants.escape_id`)::
 
     P:t:NS:recall:H                 cached provider recall for a session key (string, TTL)
-    P:t:NS:cadence:H                user-turn counter of a session key (string, TTL)
     P:t:NS:recall-ready:H:NONCE     a recall job's "done" signal for one waiting turn (list)
     P:t:NS:sync-lock:S              per-session provider-sync lock
     P:t:NS:rate                     the tenant's message-rate window
@@ -49,9 +48,6 @@ class RedisKeys:
 
     def recall(self, tenant: TenantId, session_key: str) -> str:
         return self._tenant(tenant, "recall", digest(session_key))
-
-    def cadence(self, tenant: TenantId, session_key: str) -> str:
-        return self._tenant(tenant, "cadence", digest(session_key))
 
     def recall_ready(self, tenant: TenantId, session_key: str, nonce: str) -> str:
         if not SAFE_PART.fullmatch(nonce):

@@ -5,6 +5,9 @@ the gateway reads it with :class:`AsyncRecallCache` through :class:`RecallSource
 waits except on a cold first turn, and then at most ``recall.first_turn_budget_s``. A cached
 entry distinguishes "computed, nothing to recall" (``text == ""``) from "never computed"
 (no entry). All keys come from :class:`~gateway.keys.RedisKeys`, under the tenant.
+
+Cadences count user turns of the session, which state.db keeps durably with the session
+(``sessions.user_turns``), so they survive restarts and need no Redis counter.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from workers.queues import ConnectionHealth, JobQueues
 
 log = logging.getLogger(__name__)
 
-CADENCE_TTL_S = 7 * 24 * 3600
 READY_TTL_S = 60
 # Extra time the whole cold-turn wait may take beyond the budget (enqueue + round trips).
 WAIT_MARGIN_S = 0.25
@@ -106,18 +108,6 @@ class RecallCache:
     def get(self, tenant: TenantId, session_key: str) -> CachedRecall | None:
         return _decode(self.client.get(self.keys.recall(tenant, session_key)))
 
-    def next_turn(self, tenant: TenantId, session_key: str) -> int:
-        """Count one user turn of the session key; the 0-based index of this turn."""
-        key = self.keys.cadence(tenant, session_key)
-        with self.client.pipeline() as pipe:
-            pipe.incr(key)
-            pipe.expire(key, CADENCE_TTL_S)
-            count = pipe.execute()[0]
-        return int(count) - 1
-
-    def reset_turns(self, tenant: TenantId, session_key: str) -> None:
-        self.client.delete(self.keys.cadence(tenant, session_key))
-
     def signal_ready(self, tenant: TenantId, session_key: str, nonce: str) -> None:
         """Wake the turn waiting on ``nonce`` (a list, so a signal sent early is not lost)."""
         key = self.keys.recall_ready(tenant, session_key, nonce)
@@ -144,17 +134,6 @@ class AsyncRecallCache:
 
     async def get(self, tenant: TenantId, session_key: str) -> CachedRecall | None:
         return _decode(await self.client.get(self.keys.recall(tenant, session_key)))
-
-    async def next_turn(self, tenant: TenantId, session_key: str) -> int:
-        key = self.keys.cadence(tenant, session_key)
-        async with self.client.pipeline() as pipe:
-            pipe.incr(key)
-            pipe.expire(key, CADENCE_TTL_S)
-            count = (await pipe.execute())[0]
-        return int(count) - 1
-
-    async def reset_turns(self, tenant: TenantId, session_key: str) -> None:
-        await self.client.delete(self.keys.cadence(tenant, session_key))
 
     async def wait_ready(
         self, tenant: TenantId, session_key: str, nonce: str, timeout: float

@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from gateway import outbox
 from gateway.app import App
 from gateway.errors import ConfigError
 from gateway.history.retention import prune
@@ -85,7 +86,7 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> Non
 
 
 async def keep_tidy(app: App, stop: asyncio.Event, *, every_s: float = 86_400) -> None:
-    """Daily: retention pruning (``sessions.retention_days``) and old update-ledger rows."""
+    """Daily: retention pruning (``sessions.retention_days``), old ledger and outbox rows."""
     while not stop.is_set():
         days = app.settings.sessions.retention_days
         try:
@@ -95,6 +96,8 @@ async def keep_tidy(app: App, stop: asyncio.Event, *, every_s: float = 86_400) -
                 )
                 log.info("retention: %s", report)
             await asyncio.to_thread(UpdateLedger(app.db).prune)
+            week_ago = time.time() - 7 * 86_400
+            await asyncio.to_thread(outbox.purge_done, app.db, week_ago)
         except Exception:
             log.exception("housekeeping failed")
         with contextlib.suppress(TimeoutError):

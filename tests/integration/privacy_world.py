@@ -127,7 +127,6 @@ def seed_redis(settings: Settings, client: redis.Redis, seeded: dict[TenantId, S
     for tenant in (A, B):
         canary = CANARY[tenant]
         client.set(keys.recall(tenant, "telegram:dm:x"), f"recalled {canary}")
-        client.set(keys.cadence(tenant, "telegram:dm:x"), 3)
         client.rpush(keys.notices(tenant), json.dumps({"text": canary}))
         client.rpush(keys.notices_ready(), tenant.namespace)
         session = seeded[tenant].sessions[0]

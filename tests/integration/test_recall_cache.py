@@ -158,17 +158,6 @@ def test_cadences_and_injection(settings: Settings) -> None:
     assert [i for i in range(4) if first.inject(i)] == [0]
 
 
-async def test_turn_counter_per_session_key(
-    ctx: WorkerContext, aclient: redis.asyncio.Redis
-) -> None:
-    source = make(ctx.settings, aclient, JobQueues(ctx.redis, ctx.settings))
-    assert [await source.cache.next_turn(DAN, "telegram:dm:1") for _ in range(3)] == [0, 1, 2]
-    assert await source.cache.next_turn(ERIN, "telegram:dm:1") == 0  # per tenant
-    assert ctx.recall_cache.next_turn(DAN, "telegram:dm:1") == 3  # worker side, same counter
-    await source.cache.reset_turns(DAN, "telegram:dm:1")
-    assert await source.cache.next_turn(DAN, "telegram:dm:1") == 0
-
-
 async def test_redis_down_means_no_recall_and_no_error(
     home: Path, private_redis: RedisServer, redis_prefix: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -203,6 +192,5 @@ async def test_recall_keys_stay_inside_the_tenant_pattern(
     keys = RedisKeys(ctx.settings.redis_prefix)
     for tenant in (DAN, ERIN):
         ctx.recall_cache.put(tenant, f"telegram:dm:{tenant.user}", "x", turn_index=0)
-        ctx.recall_cache.next_turn(tenant, f"telegram:dm:{tenant.user}")
     found = {k.decode() for k in redis_client.scan_iter(match=keys.tenant_pattern(DAN))}
-    assert found == {keys.recall(DAN, "telegram:dm:1"), keys.cadence(DAN, "telegram:dm:1")}
+    assert found == {keys.recall(DAN, "telegram:dm:1")}

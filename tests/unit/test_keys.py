@@ -32,7 +32,6 @@ def every_key(keys: RedisKeys, tenant: TenantId) -> list[str]:
     session_key = f"{tenant.platform}:group:-100:{tenant.user}"
     return [
         keys.recall(tenant, session_key),
-        keys.cadence(tenant, session_key),
         keys.recall_ready(tenant, session_key, "abc123"),
         keys.sync_lock(tenant, "20250101_000000_abcdef"),
         keys.rate(tenant),
@@ -46,7 +45,7 @@ def test_layout() -> None:
     assert KEYS.sync_lock(ONE, "s_1") == "mg:t:telegram-1:sync-lock:s_5F1"
     recall = KEYS.recall(ONE, "telegram:dm:1")
     assert re.fullmatch(r"mg:t:telegram-1:recall:[0-9a-f]{16}", recall)
-    assert KEYS.cadence(ONE, "telegram:dm:1").split(":")[-1] == recall.split(":")[-1]
+    assert KEYS.recall_ready(ONE, "telegram:dm:1", "n").split(":")[-2] == recall.split(":")[-1]
     assert KEYS.recall(ONE, "telegram:dm:2") != recall
     assert KEYS.recall_ready(ONE, "telegram:dm:1", "n1").endswith(":n1")
     assert KEYS.notices_ready() == "mg:g:notices-ready"
