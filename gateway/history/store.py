@@ -147,16 +147,6 @@ class SessionStore:
 
         self.db.write(update)
 
-    def recent_sessions(self, tenant: TenantId, limit: int = 10) -> list[SessionRecord]:
-        rows = self.db.read(
-            lambda c: c.execute(
-                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? "
-                "ORDER BY started_at DESC, rowid DESC LIMIT ?",
-                (str(tenant), limit),
-            ).fetchall()
-        )
-        return [session_from_row(r) for r in rows]
-
     # --- messages ------------------------------------------------------------------------
     def record_turn(
         self,
@@ -260,15 +250,6 @@ class SessionStore:
         counts = dict.fromkeys(session_ids, 0)
         counts.update({row[0]: int(row[1]) for row in rows})
         return counts
-
-    def find_by_title(self, tenant: TenantId, title: str) -> SessionRecord | None:
-        row = self.db.read(
-            lambda c: c.execute(
-                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE tenant_id = ? AND title = ?",
-                (str(tenant), title),
-            ).fetchone()
-        )
-        return session_from_row(row) if row else None
 
     def rename_session(self, tenant: TenantId, session_id: str, title: str) -> None:
         """Set a title; titles are unique per tenant, so a clash is refused."""
