@@ -22,7 +22,13 @@ from gateway.errors import MnemogateError, NotFound, UserInputError
 from gateway.limits import Limits
 from gateway.memory.approval import ApprovalStore, PendingWrite
 from gateway.notices import Notice
-from gateway.platforms.base import Adapter, ButtonPress, InboundMessage, OutboundMessage
+from gateway.platforms.base import (
+    BUTTON_PREFIX,
+    Adapter,
+    ButtonPress,
+    InboundMessage,
+    OutboundMessage,
+)
 from gateway.platforms.ledger import UpdateLedger
 from gateway.tenants import TenantId
 
@@ -30,7 +36,7 @@ log = logging.getLogger(__name__)
 
 UNSUPPORTED = "I can only read text messages for now — please send your message as text."
 INTERNAL_ERROR = "Sorry — something went wrong on my side. Please try again in a moment."
-APPROVE, REJECT = "mem:approve:", "mem:reject:"
+APPROVE, REJECT = f"{BUTTON_PREFIX}approve:", f"{BUTTON_PREFIX}reject:"
 
 
 class Gateway:

@@ -19,6 +19,8 @@ from gateway.routing import ChatType, Conversation
 from gateway.tenants import TenantId
 
 ContentKind = Literal["text", "photo", "document", "voice", "sticker", "other"]
+# Callback data of our buttons starts with this (``mem:approve:<id>``, ``mem:reject:<id>``).
+BUTTON_PREFIX = "mem:"
 
 
 @dataclass(frozen=True, slots=True)

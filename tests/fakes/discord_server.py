@@ -4,111 +4,38 @@
 thread with its own event loop. The real discord.py client logs in (``GET /users/@me``,
 ``GET /oauth2/applications/@me``), finds the gateway (``GET /gateway/bot``), gets HELLO,
 IDENTIFYs and receives READY, then one GUILD_CREATE per guild. Tests inject events
-(``push_dm``, ``push_channel_message``, ``push_raw``) and read what the bot did (``sent``,
-``wait_for_sent``, ``typing_calls``). Payload builders are module functions so unit tests
-build ``discord.Message`` objects from the very same JSON.
+(``push_dm``, ``push_channel_message``, ``push_button_press``, ``push_raw``) and read what
+the bot did (``sent``, ``wait_for_sent``, ``typing_calls``, ``interaction_callbacks``,
+``wait_for_callbacks``). Payloads are built in :mod:`tests.fakes.discord_payloads`, where
+unit tests build ``discord.Message`` objects from the very same JSON.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
+import re
 import socket
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
-from aiohttp import BodyPartReader, WSMsgType, web
+from aiohttp import WSMsgType, web
+
+from tests.fakes import discord_payloads as wire
+from tests.fakes.discord_payloads import (  # the fake's results; builders tests use
+    InteractionCallback,
+    Payload,
+    SentMessage,
+    attachment_payload,
+    message_payload,
+    user_payload,
+)
 
 API = "/api/v10"
-SUPPRESS_EMBEDS = 1 << 2
-TEXT, DM, THREAD = 0, 1, 11  # channel types
-REPLY = 19  # message type
-_ids = itertools.count(1_300_000_000_000_000_000)
-
-Payload = dict[str, Any]
-
-
-def snowflake() -> int:
-    return next(_ids)
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat()
-
-
-def user_payload(user_id: int, username: str, *, bot: bool = False) -> Payload:
-    body: Payload = {"id": str(user_id), "username": username, "global_name": username.title()}
-    return body | {"discriminator": "0", "avatar": None, "bot": bot, "public_flags": 0}
-
-
-def member_payload(nick: str | None = None, user: Payload | None = None) -> Payload:
-    body: Payload = {"nick": nick, "roles": [], "joined_at": now_iso(), "flags": 0}
-    body |= {"deaf": False, "mute": False, "pending": False, "avatar": None}
-    return body | ({"user": user} if user else {})
-
-
-def channel_payload(channel_id: int, name: str, guild_id: int) -> Payload:
-    body: Payload = {"id": str(channel_id), "type": TEXT, "guild_id": str(guild_id), "name": name}
-    return body | {"position": 0, "permission_overwrites": [], "nsfw": False, "parent_id": None}
-
-
-def thread_payload(thread_id: int, parent_id: int, guild_id: int, owner_id: int) -> Payload:
-    meta: Payload = {"archived": False, "locked": False, "archive_timestamp": now_iso()}
-    body: Payload = {"id": str(thread_id), "type": THREAD, "owner_id": str(owner_id)}
-    body |= {"guild_id": str(guild_id), "parent_id": str(parent_id), "name": f"thread-{thread_id}"}
-    meta |= {"auto_archive_duration": 1440}
-    return body | {"message_count": 0, "member_count": 1, "thread_metadata": meta}
-
-
-def dm_channel_payload(channel_id: int, recipient: Payload) -> Payload:
-    return {"id": str(channel_id), "type": DM, "last_message_id": None, "recipients": [recipient]}
-
-
-def attachment_payload(filename: str, size: int, content_type: str | None = None) -> Payload:
-    attachment_id = snowflake()
-    url = f"https://cdn.invalid/attachments/{attachment_id}/{filename}"
-    body: Payload = {"id": str(attachment_id), "filename": filename, "size": size, "url": url}
-    return body | {"proxy_url": url} | ({"content_type": content_type} if content_type else {})
-
-
-def message_payload(
-    channel_id: int,
-    author: Payload,
-    content: str,
-    *,
-    guild_id: int | None = None,
-    member: Payload | None = None,
-    mentions: Sequence[Payload] = (),
-    referenced: Payload | None = None,
-    attachments: Sequence[Payload] = (),
-    message_type: int = 0,
-    webhook_id: int | None = None,
-    flags: int = 0,
-) -> Payload:
-    """A MESSAGE_CREATE ``d`` (with ``guild_id``/``member``) or a REST message object."""
-    body: Payload = {"id": str(snowflake()), "channel_id": str(channel_id), "author": author}
-    body |= {"type": REPLY if referenced else message_type, "content": content, "flags": flags}
-    body |= {"attachments": list(attachments), "mentions": list(mentions), "mention_roles": []}
-    body |= {"embeds": [], "components": [], "pinned": False, "tts": False}
-    body |= {"mention_everyone": False, "timestamp": now_iso(), "edited_timestamp": None}
-    if guild_id is not None:
-        body["guild_id"] = str(guild_id)
-    if member is not None:
-        body["member"] = member
-    if webhook_id is not None:
-        body["webhook_id"] = str(webhook_id)
-    if referenced is not None:
-        reference = {"message_id": referenced["id"], "channel_id": referenced["channel_id"]}
-        if guild_id is not None:
-            reference["guild_id"] = str(guild_id)
-        body["message_reference"] = reference
-        body["referenced_message"] = referenced
-    return body
+INTERACTION_CALLBACK = re.compile(r"/interactions/(\d+)/([^/]+)/callback")
 
 
 @dataclass
@@ -120,23 +47,6 @@ class FakeGuild:
     channels: dict[int, str] = field(default_factory=dict)
     members: dict[int, str] = field(default_factory=dict)
     threads: dict[int, int] = field(default_factory=dict)  # thread id -> parent channel id
-
-
-@dataclass(frozen=True)
-class SentMessage:
-    """One ``POST /channels/{id}/messages`` the bot made."""
-
-    id: str
-    channel_id: str
-    content: str
-    flags: int
-    message_reference: Payload | None
-    attachments: tuple[tuple[str, bytes], ...]  # (filename, data)
-    payload: Payload
-
-    @property
-    def suppress_embeds(self) -> bool:
-        return bool(self.flags & SUPPRESS_EMBEDS)
 
 
 class _Connection:
@@ -176,7 +86,10 @@ class FakeDiscord:
         self.hold_ready = False
         self.sent: list[SentMessage] = []
         self.typing_calls: list[str] = []
+        self.interaction_callbacks: list[InteractionCallback] = []
         self.identifies = 0
+        self._messages: dict[str, Payload] = {}  # sent message id -> the message object
+        self._interactions: dict[str, str] = {}  # pushed interaction id -> token, until answered
         self._users: dict[int, Payload] = {}
         self._dms: dict[int, int] = {}  # user id -> DM channel id
         self._cond = threading.Condition()
@@ -266,6 +179,14 @@ class FakeDiscord:
                 raise TimeoutError(f"{len(self.sent)} messages sent, expected {n}")
             return list(self.sent)
 
+    def wait_for_callbacks(self, n: int, timeout: float = 5.0) -> list[InteractionCallback]:
+        """Block until at least ``n`` interactions were answered; returns all the answers."""
+        with self._cond:
+            done = self._cond.wait_for(lambda: len(self.interaction_callbacks) >= n, timeout)
+            if not done:
+                raise TimeoutError(f"{len(self.interaction_callbacks)} answered, expected {n}")
+            return list(self.interaction_callbacks)
+
     def wait_until_disconnected(self, timeout: float = 5.0) -> None:
         """Block until no gateway websocket is open."""
         with self._cond:
@@ -275,7 +196,7 @@ class FakeDiscord:
     def dm_channel_id(self, user_id: int, username: str = "user") -> int:
         with self._cond:
             self._users.setdefault(user_id, user_payload(user_id, username))
-            return self._dms.setdefault(user_id, snowflake())
+            return self._dms.setdefault(user_id, wire.snowflake())
 
     def push_dm(self, user_id: int, text: str, *, username: str = "user") -> Payload:
         channel_id = self.dm_channel_id(user_id, username)
@@ -300,7 +221,7 @@ class FakeDiscord:
         where = channel_id if thread_id is None else thread_id
         if thread_id is not None and thread_id not in guild.threads:
             guild.threads[thread_id] = channel_id
-            thread = thread_payload(thread_id, channel_id, guild_id, user_id)
+            thread = wire.thread_payload(thread_id, channel_id, guild_id, user_id)
             self.push_raw({"t": "THREAD_CREATE", "d": thread | {"newly_created": True}})
         bot = self.bot_user
         payload = message_payload(
@@ -308,7 +229,7 @@ class FakeDiscord:
             user_payload(user_id, name),
             f"<@{self.bot_id}> {text}" if mention_bot else text,
             guild_id=guild_id,
-            member=member_payload(nick=f"{name}-nick"),
+            member=wire.member_payload(nick=f"{name}-nick"),
             mentions=[bot] if mention_bot else [],
             referenced=message_payload(where, bot, "earlier", guild_id=guild_id)
             if reply_to_bot
@@ -316,6 +237,43 @@ class FakeDiscord:
             attachments=attachments,
         )
         return self.push_raw({"t": "MESSAGE_CREATE", "d": payload})
+
+    def push_button_press(
+        self,
+        user_id: int,
+        channel_id: int,
+        custom_id: str,
+        *,
+        message_id: str | None = None,
+        guild_id: int | None = None,
+    ) -> Payload:
+        """A press on button ``custom_id`` of a bot message (a sent one, by ``message_id``)."""
+        if guild_id is None:
+            with self._cond:
+                user = self._users.get(user_id) or user_payload(user_id, f"user{user_id}")
+            member = None
+        else:
+            user = user_payload(user_id, self.guilds[guild_id].members.get(user_id, "user"))
+            member = wire.member_payload(nick=f"{user['username']}-nick")
+        channel = self._channel(channel_id) or wire.dm_channel_payload(channel_id, user)
+        with self._cond:
+            message = (
+                self._messages[message_id]
+                if message_id is not None
+                else message_payload(channel_id, self.bot_user, "pick one", guild_id=guild_id)
+            )
+        payload = wire.interaction_payload(
+            self.bot_id,
+            channel,
+            custom_id,
+            user=user,
+            guild_id=guild_id,
+            member=member,
+            message=message,
+        )
+        with self._cond:
+            self._interactions[payload["id"]] = payload["token"]
+        return self.push_raw({"t": "INTERACTION_CREATE", "d": payload})
 
     def push_raw(self, event: Payload, timeout: float = 5.0) -> Payload:
         """Dispatch ``{"t": NAME, "d": {...}}`` to every identified connection; returns ``d``."""
@@ -358,34 +316,25 @@ class FakeDiscord:
             await conn.ws.close(code=4004, message=b"Authentication failed.")
         elif op == 2 and not self.hold_ready:
             self.identifies += 1
-            conn.session_id = f"session-{snowflake()}"
-            await conn.send(0, self._ready(conn.session_id), "READY")
+            conn.session_id = f"session-{wire.snowflake()}"
+            ready = wire.ready_payload(
+                self.bot_user, self.guilds, conn.session_id, self.gateway_url
+            )
+            await conn.send(0, ready, "READY")
             for guild in self.guilds.values():
                 await conn.send(0, self._guild_create(guild), "GUILD_CREATE")
         elif op == 6:  # RESUME: sessions are not kept, so ask for a fresh IDENTIFY
             await conn.send(9, False)
 
-    def _ready(self, session_id: str) -> Payload:
-        guilds = [{"id": str(gid), "unavailable": True} for gid in self.guilds]
-        body = {"v": 10, "user": self.bot_user, "guilds": guilds, "session_id": session_id}
-        application = {"id": str(self.bot_id), "flags": 0}
-        return body | {"resume_gateway_url": self.gateway_url, "application": application}
-
     def _guild_create(self, guild: FakeGuild) -> Payload:
-        users = [user_payload(uid, name) for uid, name in guild.members.items()]
-        members = [member_payload(user=user) for user in [self.bot_user, *users]]
-        threads = [thread_payload(t, p, guild.id, self.bot_id) for t, p in guild.threads.items()]
-        channels = [channel_payload(c, name, guild.id) for c, name in guild.channels.items()]
-        everyone = {"id": str(guild.id), "name": "@everyone", "permissions": "68608"}
-        body: Payload = {
-            "id": str(guild.id),
-            "name": guild.name,
-            "unavailable": False,
-            "large": False,
-        }
-        body |= {"owner_id": str(self.bot_id), "joined_at": now_iso(), "roles": [everyone]}
-        body |= {"members": members, "member_count": len(members), "channels": channels}
-        return body | {"threads": threads, "emojis": [], "stickers": [], "features": []}
+        return wire.guild_create_payload(
+            guild.id,
+            guild.name,
+            owner=self.bot_user,
+            channels=guild.channels,
+            members=guild.members,
+            threads=guild.threads,
+        )
 
     # -- REST ----------------------------------------------------------------------------
 
@@ -394,13 +343,16 @@ class FakeDiscord:
         if path in ("/gateway", "/gateway/bot") and method == "GET":
             limit = {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}
             return _json({"url": self.gateway_url, "shards": 1, "session_start_limit": limit})
+        callback = INTERACTION_CALLBACK.fullmatch(path)
+        if callback is not None and method == "POST":  # authorised by the token in the path
+            return await self._interaction_callback(callback[1], callback[2], request)
         if request.headers.get("Authorization") != f"Bot {self.token}":
             return _json({"message": "401: Unauthorized", "code": 0}, 401)
         parts = path.strip("/").split("/")
         if path == "/users/@me" and method == "GET":
             return _json(self.bot_user)
         if path in ("/applications/@me", "/oauth2/applications/@me") and method == "GET":
-            return _json(self._application())
+            return _json(wire.application_payload(self.bot_user))
         if path == "/users/@me/channels" and method == "POST":
             user_id = int((await request.json())["recipient_id"])
             return _json(self._channel(self.dm_channel_id(user_id)))
@@ -421,27 +373,18 @@ class FakeDiscord:
     def _channel(self, channel_id: int) -> Payload | None:
         for guild in self.guilds.values():
             if channel_id in guild.channels:
-                return channel_payload(channel_id, guild.channels[channel_id], guild.id)
+                return wire.channel_payload(channel_id, guild.channels[channel_id], guild.id)
             if channel_id in guild.threads:
                 parent = guild.threads[channel_id]
-                return thread_payload(channel_id, parent, guild.id, self.bot_id)
+                return wire.thread_payload(channel_id, parent, guild.id, self.bot_id)
         with self._cond:
             for user_id, dm_id in self._dms.items():
                 if dm_id == channel_id:
-                    return dm_channel_payload(dm_id, self._users[user_id])
+                    return wire.dm_channel_payload(dm_id, self._users[user_id])
         return None
 
     async def _create_message(self, channel_id: str, request: web.Request) -> Payload:
-        files: list[tuple[str, bytes]] = []
-        payload: Payload = {}
-        if request.content_type.startswith("multipart/"):
-            async for part in await request.multipart():
-                if isinstance(part, BodyPartReader) and part.name == "payload_json":
-                    payload = json.loads(await part.text())
-                elif isinstance(part, BodyPartReader):
-                    files.append((part.filename or "", bytes(await part.read())))
-        else:
-            payload = await request.json()
+        payload, files = await wire.read_body(request)
         attachments = [attachment_payload(name, len(data)) for name, data in files]
         content, flags = payload.get("content") or "", payload.get("flags", 0)
         body = message_payload(
@@ -449,23 +392,30 @@ class FakeDiscord:
         )
         reference = payload.get("message_reference")
         if reference:
-            body |= {"type": REPLY, "message_reference": reference}
+            body |= {"type": wire.REPLY, "message_reference": reference}
+        body["components"] = payload.get("components") or []
         record = SentMessage(
             body["id"], channel_id, content, flags, reference, tuple(files), payload
         )
         with self._cond:
             self.sent.append(record)
+            self._messages[record.id] = body
             self._cond.notify_all()
         return body
 
-    def _application(self) -> Payload:
-        app: Payload = {
-            "id": str(self.bot_id),
-            "name": self.bot_user["username"],
-            "description": "",
-        }
-        app |= {"icon": None, "bot_public": False, "bot_require_code_grant": False, "flags": 0}
-        return app | {"owner": user_payload(1, "owner"), "verify_key": "0" * 64}
+    async def _interaction_callback(
+        self, interaction_id: str, token: str, request: web.Request
+    ) -> web.Response:
+        payload, _ = await wire.read_body(request)
+        with self._cond:
+            if self._interactions.get(interaction_id) != token:
+                return _json({"message": "Unknown interaction", "code": 10062}, 404)
+            del self._interactions[interaction_id]  # Discord takes one initial response
+            answer = InteractionCallback(interaction_id, payload["type"], payload.get("data") or {})
+            self.interaction_callbacks.append(answer)
+            self._cond.notify_all()
+        flags = answer.data.get("flags", 0)
+        return _json(wire.interaction_callback_payload(interaction_id, answer.type, flags))
 
 
 def _json(data: Any, status: int = 200) -> web.Response:

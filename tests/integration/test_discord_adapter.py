@@ -12,7 +12,8 @@ from gateway.errors import ConfigError
 from gateway.platforms.base import InboundMessage, OutboundMessage
 from gateway.platforms.discord import DiscordAdapter, DiscordStartError
 from gateway.settings import Settings, load_settings
-from tests.fakes.discord_server import FakeDiscord, FakeGuild, attachment_payload
+from tests.fakes.discord_payloads import attachment_payload
+from tests.fakes.discord_server import FakeDiscord, FakeGuild
 
 pytestmark = pytest.mark.integration
 

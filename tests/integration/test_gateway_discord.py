@@ -220,3 +220,27 @@ async def test_an_internal_failure_is_told_to_the_user(
         broken.close()
         (reply,) = await exchange(discord, lambda: discord.push_dm(ALICE, "hello?"))
     assert reply.content == INTERNAL_ERROR
+
+
+async def test_staged_write_approved_with_a_discord_button(
+    settings: Settings, discord: FakeDiscord, fake_llm: FakeLLM
+) -> None:
+    fake_llm.handler = Script(
+        [
+            tool_call("memory", {"action": "add", "target": "user", "content": "Plays the oboe"}),
+            "Saved once you approve.",
+        ]
+    )
+    user_md = settings.home / "tenants" / f"discord-{ALICE}" / "memories" / "USER.md"
+    async with running_gateway(settings):
+        await exchange(discord, lambda: discord.push_dm(ALICE, "/memory approval on"))
+        _reply, offer = await exchange(discord, lambda: discord.push_dm(ALICE, "I play oboe"), 2)
+        approve = next(c for c in offer.custom_ids if "approve" in c)
+        channel = discord.dm_channel_id(ALICE)
+        discord.push_button_press(BOB, channel, approve, message_id=offer.id)  # not Bob's
+        await asyncio.to_thread(discord.wait_for_callbacks, 1)
+        assert not user_md.exists() or "oboe" not in user_md.read_text(encoding="utf-8")
+        discord.push_button_press(ALICE, channel, approve, message_id=offer.id)
+        answers = await asyncio.to_thread(discord.wait_for_callbacks, 2)
+    assert answers[-1].data.get("content") == "Saved to memory." and answers[-1].ephemeral
+    assert "Plays the oboe" in user_md.read_text(encoding="utf-8")

@@ -1,8 +1,9 @@
 """Golden tests of Discord ⇄ neutral message translation, on real ``discord.Message`` objects.
 
-Messages are built the way the gateway builds them: the JSON the fake Discord dispatches goes
-through discord.py's own ``ConnectionState`` parsers (GUILD_CREATE, THREAD_CREATE,
-MESSAGE_CREATE) and the dispatched ``discord.Message`` is translated.
+Messages and interactions are built the way the gateway builds them: the JSON the fake
+Discord dispatches goes through discord.py's own ``ConnectionState`` parsers (GUILD_CREATE,
+THREAD_CREATE, MESSAGE_CREATE, INTERACTION_CREATE) and the dispatched ``discord.Message`` or
+``discord.Interaction`` is translated.
 """
 
 # isort: off
@@ -13,17 +14,20 @@ import discord
 
 # isort: on
 import asyncio
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from discord.http import HTTPClient
 from discord.state import ConnectionState
 
-from gateway.platforms.base import InboundMessage, OutboundMessage
-from tests.fakes.discord_server import (
+from gateway.platforms.base import ButtonPress, InboundMessage, OutboundMessage
+from tests.fakes.discord_payloads import (
     Payload,
     attachment_payload,
     channel_payload,
+    dm_channel_payload,
+    interaction_payload,
     member_payload,
     message_payload,
     thread_payload,
@@ -42,6 +46,7 @@ class Gateway:
 
     def __init__(self) -> None:
         self.messages: list[discord.Message] = []
+        self.interactions: list[discord.Interaction] = []
         intents = discord.Intents(guilds=True, messages=True, message_content=True)
         self.state: ConnectionState[Any] = ConnectionState(
             dispatch=self._dispatch,
@@ -51,6 +56,9 @@ class Gateway:
             intents=intents,
             chunk_guilds_at_startup=False,
         )
+        # Logged in as the bot, as after READY; interactions ask the client for that user.
+        self.state.user = discord.ClientUser(state=self.state, data=cast(Any, BOT_USER))
+        self.state._get_client = lambda: SimpleNamespace(user=self.state.user)
         guild = {"id": str(GUILD), "name": "g", "unavailable": False, "member_count": 2}
         guild |= {"roles": [], "emojis": [], "stickers": [], "features": [], "threads": []}
         guild["channels"] = [channel_payload(c, f"c{c}", GUILD) for c in (GENERAL, CONFIGURED)]
@@ -62,10 +70,16 @@ class Gateway:
     def _dispatch(self, event: str, *args: Any) -> None:
         if event == "message":
             self.messages.append(args[0])
+        elif event == "interaction":
+            self.interactions.append(args[0])
 
     def message(self, payload: Payload) -> discord.Message:
         self.state.parsers["MESSAGE_CREATE"](payload)
         return self.messages.pop()
+
+    def press(self, payload: Payload) -> ButtonPress | None:
+        self.state.parsers["INTERACTION_CREATE"](payload)
+        return translate.button_from_interaction(self.interactions.pop())
 
     def translate(self, payload: Payload) -> InboundMessage | None:
         return translate.inbound_from_message(
@@ -189,6 +203,61 @@ def test_attachment_with_text_is_text(gw: Gateway) -> None:
     assert inbound is not None and (inbound.kind, inbound.text) == ("text", "look")
 
 
+# -- button presses -------------------------------------------------------------------------
+
+
+def press_in_guild(channel: int, custom_id: str) -> Payload:
+    where = channel_payload(channel, "c", GUILD)
+    if channel == THREAD:
+        where = thread_payload(THREAD, GENERAL, GUILD, ALICE)
+    bot_message = message_payload(channel, BOT_USER, "approve?", guild_id=GUILD)
+    member = member_payload("Ally")
+    return interaction_payload(
+        BOT, where, custom_id, user=ALICE_USER, guild_id=GUILD, member=member, message=bot_message
+    )
+
+
+def test_press_in_dm(gw: Gateway) -> None:
+    channel = dm_channel_payload(DM_CHANNEL, ALICE_USER)
+    bot_message = message_payload(DM_CHANNEL, BOT_USER, "approve?")
+    payload = interaction_payload(
+        BOT, channel, "mem:approve:12", user=ALICE_USER, message=bot_message
+    )
+    assert gw.press(payload) == ButtonPress(
+        platform="discord",
+        user_id=str(ALICE),
+        chat_id=str(DM_CHANNEL),
+        data="mem:approve:12",
+        display_name="Alice",
+    )
+
+
+def test_press_in_guild_channel(gw: Gateway) -> None:
+    assert gw.press(press_in_guild(GENERAL, "mem:reject:3")) == ButtonPress(
+        platform="discord",
+        user_id=str(ALICE),
+        chat_id=str(GENERAL),
+        data="mem:reject:3",
+        display_name="Ally",  # the member's nickname in this guild
+    )
+
+
+def test_press_in_thread_uses_parent_channel_as_chat(gw: Gateway) -> None:
+    press = gw.press(press_in_guild(THREAD, "mem:approve:4"))
+    assert press is not None
+    assert (press.chat_id, press.user_id) == (str(GENERAL), str(ALICE))
+
+
+def test_press_on_someone_elses_component_is_ignored(gw: Gateway) -> None:
+    assert gw.press(press_in_guild(GENERAL, "poll:yes")) is None
+
+
+def test_select_menu_is_not_a_button_press(gw: Gateway) -> None:
+    payload = press_in_guild(GENERAL, "mem:approve:1")
+    payload["data"] |= {"component_type": 3, "values": ["a"]}  # string select
+    assert gw.press(payload) is None
+
+
 # -- outbound ------------------------------------------------------------------------------
 
 
@@ -228,3 +297,22 @@ def test_send_kwargs_refuses_unsendable(message: OutboundMessage) -> None:
 def test_target_channel_id_refuses_non_snowflake() -> None:
     with pytest.raises(ValueError, match="not a Discord channel id"):
         translate.target_channel_id(OutboundMessage(chat_id="console", text="x"))
+
+
+def test_send_kwargs_buttons_are_one_component_row() -> None:
+    buttons = (("Approve", "mem:approve:12"), ("Reject", "mem:reject:12"))
+    kwargs = translate.send_kwargs(OutboundMessage(chat_id="11", text="ok?", buttons=buttons))
+    [row] = kwargs["view"].to_components()
+    assert row["type"] == 1
+    assert [(b["type"], b["label"], b["custom_id"]) for b in row["components"]] == [
+        (2, "Approve", "mem:approve:12"),
+        (2, "Reject", "mem:reject:12"),
+    ]
+    assert not kwargs["view"].is_dispatchable()  # presses are answered from the interaction
+    assert "view" not in translate.send_kwargs(OutboundMessage(chat_id="11", text="no buttons"))
+
+
+def test_send_kwargs_refuses_custom_id_over_discords_limit() -> None:
+    message = OutboundMessage(chat_id="11", text="ok?", buttons=(("Go", "mem:" + "x" * 97),))
+    with pytest.raises(ValueError, match="exceeds 100"):
+        translate.send_kwargs(message)

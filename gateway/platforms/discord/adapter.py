@@ -7,13 +7,11 @@ discord.py reports READY (or raises :class:`DiscordStartError` after
 Messages are handled one at a time per channel, concurrently across channels (at most
 ``discord.concurrency`` at once).
 
-URL overrides are per client, never process-wide: discord.py builds REST URLs from the
-class attribute ``discord.http.Route.BASE`` and the gateway URL from
-``DiscordWebSocket.DEFAULT_GATEWAY``; changing either would redirect every discord.py client
-in the process. Instead the client gets a :class:`_RoutedHTTPClient` that rewrites each
-request's URL onto ``discord.api_base_url`` and opens every websocket at
-``discord.gateway_url``. With only the API base set, the gateway comes from that API's
-``GET /gateway/bot``, as a Discord client is meant to discover it.
+URL routing lives in :mod:`gateway.platforms.discord.client`.
+
+Button presses arrive as INTERACTION_CREATE; presses on our buttons go to ``on_button`` and
+the returned text is shown to the presser alone (ephemeral), otherwise the press is just
+acknowledged. Every component interaction is answered, even when the handler fails.
 """
 
 from __future__ import annotations
@@ -21,17 +19,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, ClassVar
 
-import aiohttp
 import discord
-import yarl
 from discord.abc import Messageable
 from discord.context_managers import Typing
-from discord.http import HTTPClient, Route
-from discord.state import ConnectionState
+from discord.webhook.async_ import async_context
 
 from gateway.errors import ConfigError, MnemogateError
 from gateway.platforms.base import (
@@ -42,9 +37,15 @@ from gateway.platforms.base import (
     OutboundMessage,
     TypingContext,
 )
+from gateway.platforms.discord.client import (
+    GatewayClient,
+    RoutedHTTPClient,
+    RoutedWebhookAdapter,
+)
 from gateway.platforms.discord.translate import (
     MAX_MESSAGE_CHARS,
     PLATFORM,
+    button_from_interaction,
     inbound_from_message,
     send_kwargs,
     target_channel_id,
@@ -54,105 +55,11 @@ from gateway.settings import DiscordSettings, Settings
 log = logging.getLogger(__name__)
 
 CHANNEL_CACHE = 1024  # channels fetched by id (DMs are not in discord.py's cache)
+BUTTON_FAILED = "Something went wrong."
 
 
 class DiscordStartError(MnemogateError):
     """The Discord client could not connect; the message says what happened."""
-
-
-def _intents() -> discord.Intents:
-    intents = discord.Intents.none()
-    intents.guilds = True
-    intents.messages = True  # guild and direct messages
-    intents.dm_messages = True
-    intents.message_content = True
-    return intents
-
-
-class _RoutedHTTPClient(HTTPClient):
-    """discord.py's HTTP client aimed at a configured API base and gateway (see module doc)."""
-
-    def __init__(
-        self, loop: asyncio.AbstractEventLoop, *, api_base: str | None, gateway: str | None
-    ) -> None:
-        super().__init__(loop)
-        self.api_base = api_base
-        self.gateway = gateway
-
-    async def request(
-        self,
-        route: Route,
-        *,
-        files: Sequence[discord.File] | None = None,
-        form: Any = None,
-        **kwargs: Any,
-    ) -> Any:
-        if self.api_base is not None and route.url.startswith(Route.BASE):
-            route.url = self.api_base + route.url[len(Route.BASE) :]
-        return await super().request(route, files=files, form=form, **kwargs)
-
-    async def ws_connect(self, url: str, *, compress: int = 0) -> aiohttp.ClientWebSocketResponse:
-        # Every websocket is the main gateway (no voice here); keep discord.py's query
-        # (v, encoding, compress) on the configured URL, for RESUMEs too.
-        if self.gateway is not None:
-            url = str(yarl.URL(self.gateway).with_query(yarl.URL(url).query))
-        return await super().ws_connect(url, compress=compress)
-
-
-class _GuardedState(ConnectionState["_GatewayClient"]):
-    """Connection state whose event parsers skip, and log, payloads they cannot read.
-
-    discord.py lets a parser's exception escape ``Client.connect``, which would end the
-    connection for good; one malformed event must not take the bot offline.
-    """
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.parsers = {name: _guarded(name, fn) for name, fn in self.parsers.items()}
-
-
-def _guarded(event: str, parser: Callable[[Any], None]) -> Callable[[Any], None]:
-    def parse(data: Any) -> None:
-        try:
-            parser(data)
-        except Exception:
-            log.exception("skipped a malformed %s event from the Discord gateway", event)
-
-    return parse
-
-
-class _GatewayClient(discord.Client):
-    """discord.Client with routed HTTP, guarded parsers, and messages handed to a callback."""
-
-    def __init__(
-        self,
-        *,
-        http: _RoutedHTTPClient,
-        deliver: Callable[[discord.Message], None],
-        guild_ready_timeout: float,
-    ) -> None:
-        self._routed_http = http
-        self._deliver = deliver
-        super().__init__(
-            intents=_intents(),
-            guild_ready_timeout=guild_ready_timeout,
-            max_messages=None,  # replies carry the referenced message; no cache needed
-            chunk_guilds_at_startup=False,
-        )
-
-    def _get_state(self, **options: Any) -> _GuardedState:
-        # The subclass hook discord.py's own AutoShardedClient uses to supply its state.
-        self.http = self._routed_http
-        return _GuardedState(
-            dispatch=self.dispatch,
-            handlers=self._handlers,
-            hooks=self._hooks,
-            http=self.http,
-            **options,
-        )
-
-    async def on_message(self, message: discord.Message) -> None:
-        self._deliver(message)
 
 
 class _OrderedDispatch:
@@ -239,12 +146,14 @@ class DiscordAdapter(Adapter):
     ) -> None:
         self._settings: DiscordSettings = settings.discord
         self._on_message = on_message
-        self._on_button = on_button  # Discord components are not wired yet (see send)
+        self._on_button = on_button
         self._channels = frozenset(settings.discord.channels)
-        self._client: _GatewayClient | None = None
+        self._client: GatewayClient | None = None
         self._runner: asyncio.Task[None] | None = None
         self._dispatch: _OrderedDispatch | None = None
         self._fetched: OrderedDict[int, Any] = OrderedDict()
+        self._webhooks: RoutedWebhookAdapter | None = None
+        self._presses: set[asyncio.Task[None]] = set()
         self._closing = False
 
     @property
@@ -259,18 +168,21 @@ class DiscordAdapter(Adapter):
         token = self._settings.bot_token
         if token is None or not token.get_secret_value().strip():
             raise ConfigError("discord: no bot token; set DISCORD_BOT_TOKEN")
-        http = _RoutedHTTPClient(
+        http = RoutedHTTPClient(
             asyncio.get_running_loop(),
             api_base=self._settings.api_base_url,
             gateway=self._settings.gateway_url,
         )
-        client = _GatewayClient(
+        client = GatewayClient(
             http=http,
             deliver=self._received,
+            pressed=self._pressed,
             guild_ready_timeout=self._settings.guild_ready_timeout_s,
         )
         self._client, self._closing = client, False
         self._dispatch = _OrderedDispatch(self._on_message, self._settings.concurrency)
+        api_base = self._settings.api_base_url
+        self._webhooks = None if api_base is None else RoutedWebhookAdapter(api_base)
         try:
             try:
                 await client.login(token.get_secret_value())
@@ -289,7 +201,7 @@ class DiscordAdapter(Adapter):
         log.info("Discord connected as %s", client.user)
 
     async def _wait_ready(
-        self, client: _GatewayClient, runner: asyncio.Task[None], gateway: str | None
+        self, client: GatewayClient, runner: asyncio.Task[None], gateway: str | None
     ) -> None:
         timeout = self._settings.ready_timeout_s
         ready = asyncio.create_task(client.wait_until_ready())
@@ -316,6 +228,8 @@ class DiscordAdapter(Adapter):
         self._closing = True
         if self._dispatch is not None:
             await self._dispatch.close(self._settings.shutdown_grace_s)
+        if self._presses:
+            await asyncio.wait(set(self._presses), timeout=self._settings.shutdown_grace_s)
         await self._disconnect()
 
     async def _disconnect(self) -> None:
@@ -340,6 +254,35 @@ class DiscordAdapter(Adapter):
         if inbound is not None:
             dispatch.submit(inbound.thread_id or inbound.chat_id, inbound)
 
+    def _pressed(self, interaction: discord.Interaction) -> None:
+        if self._closing or interaction.type is not discord.InteractionType.component:
+            return  # we register no commands or modals; those are not ours to answer
+        task = asyncio.create_task(
+            self._answer(interaction), name=f"discord-press-{interaction.id}"
+        )
+        self._presses.add(task)
+        task.add_done_callback(self._presses.discard)
+
+    async def _answer(self, interaction: discord.Interaction) -> None:
+        """Run ``on_button`` for a press on our buttons; always answer the interaction."""
+        if self._webhooks is not None:
+            async_context.set(self._webhooks)  # this task's context only (see module doc)
+        text: str | None = None
+        try:
+            press = button_from_interaction(interaction)
+            if press is not None and self._on_button is not None:
+                text = await self._on_button(press)
+        except Exception:
+            log.exception("handling Discord button press %s failed", interaction.id)
+            text = BUTTON_FAILED
+        try:
+            if text:
+                await interaction.response.send_message(text, ephemeral=True)
+            else:
+                await interaction.response.defer()
+        except discord.HTTPException:
+            log.exception("answering Discord interaction %s failed", interaction.id)
+
     async def _channel(self, channel_id: int) -> Messageable:
         """A channel or thread by id: discord.py's cache, else fetched (DMs) and kept (LRU)."""
         client = self._client
@@ -359,8 +302,6 @@ class DiscordAdapter(Adapter):
     async def send(self, message: OutboundMessage) -> str | None:
         kwargs = send_kwargs(message, limit=self.max_message_chars)
         channel = await self._channel(target_channel_id(message))
-        if message.buttons:
-            log.warning("Discord buttons are not supported yet; sending the text without them")
         sent = await channel.send(**kwargs)
         return str(sent.id)
 

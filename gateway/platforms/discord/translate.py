@@ -2,8 +2,10 @@
 
 ``inbound_from_message`` turns a received :class:`discord.Message` into an
 :class:`InboundMessage` (or None for messages the bot must ignore: its own, other bots',
-webhooks', system messages). ``send_kwargs`` turns an :class:`OutboundMessage` into the
-keyword arguments of ``Messageable.send``. Neither does I/O; both are golden-tested.
+webhooks', system messages); ``button_from_interaction`` turns a press on one of our buttons
+into a :class:`ButtonPress`. ``send_kwargs`` turns an :class:`OutboundMessage` into the
+keyword arguments of ``Messageable.send``, buttons as a component row. None does I/O; all
+are golden-tested.
 """
 
 from __future__ import annotations
@@ -15,7 +17,13 @@ from typing import NotRequired, TypedDict
 
 import discord
 
-from gateway.platforms.base import ContentKind, InboundMessage, OutboundMessage
+from gateway.platforms.base import (
+    BUTTON_PREFIX,
+    ButtonPress,
+    ContentKind,
+    InboundMessage,
+    OutboundMessage,
+)
 from gateway.routing import ChatType
 
 PLATFORM = "discord"
@@ -25,6 +33,30 @@ MAX_MESSAGE_CHARS = 2000
 AGENT_MENTIONS = discord.AllowedMentions(
     everyone=False, users=False, roles=False, replied_user=True
 )
+# Custom ids of the gateway's own buttons (approve/reject staged memory writes); presses on
+# anything else are acknowledged and dropped.
+CUSTOM_ID_MAX_CHARS = 100  # Discord's limit for a component's custom_id
+
+
+class ButtonRow(discord.ui.View):
+    """Buttons sent with a message; presses are read from INTERACTION_CREATE, not here.
+
+    The adapter answers every press from the raw interaction, so presses work on messages
+    sent before a restart too. The view is therefore never dispatchable: discord.py keeps
+    dispatchable views in its view store for good (``timeout=None``), which would only leak.
+    """
+
+    def __init__(self, buttons: tuple[tuple[str, str], ...]) -> None:
+        super().__init__(timeout=None)
+        for label, data in buttons:
+            if len(data) > CUSTOM_ID_MAX_CHARS:
+                raise ValueError(f"custom id of button {label!r} exceeds {CUSTOM_ID_MAX_CHARS}")
+            self.add_item(
+                discord.ui.Button(label=label, custom_id=data, style=discord.ButtonStyle.primary)
+            )
+
+    def is_dispatchable(self) -> bool:
+        return False
 
 
 class SendKwargs(TypedDict):
@@ -35,6 +67,7 @@ class SendKwargs(TypedDict):
     allowed_mentions: discord.AllowedMentions
     reference: NotRequired[discord.MessageReference]
     file: NotRequired[discord.File]
+    view: NotRequired[ButtonRow]
 
 
 def _mention_pattern(bot_user_id: int) -> re.Pattern[str]:
@@ -124,6 +157,33 @@ def inbound_from_message(
     )
 
 
+def button_from_interaction(interaction: discord.Interaction) -> ButtonPress | None:
+    """A press on one of our buttons; None for other interactions and others' components.
+
+    The chat is the channel pressed in (a DM or guild channel), or a thread's parent channel
+    as for messages.
+    """
+    if interaction.type is not discord.InteractionType.component or interaction.data is None:
+        return None
+    custom_id = interaction.data.get("custom_id")
+    component_type = interaction.data.get("component_type")
+    if component_type != discord.ComponentType.button.value or not isinstance(custom_id, str):
+        return None
+    channel, user = interaction.channel, interaction.user  # user is MISSING when not sent
+    if not custom_id.startswith(BUTTON_PREFIX) or channel is None:
+        return None
+    if not isinstance(user, discord.User | discord.Member):
+        return None
+    chat_id = channel.parent_id if isinstance(channel, discord.Thread) else channel.id
+    return ButtonPress(
+        platform=PLATFORM,
+        user_id=str(user.id),
+        chat_id=str(chat_id),
+        data=custom_id,
+        display_name=user.display_name,
+    )
+
+
 def target_channel_id(message: OutboundMessage) -> int:
     """The channel to post in: the thread when there is one, else the chat."""
     raw = message.thread_id or message.chat_id
@@ -152,4 +212,6 @@ def send_kwargs(message: OutboundMessage, *, limit: int = MAX_MESSAGE_CHARS) -> 
     if message.document is not None:
         filename, data = message.document
         kwargs["file"] = discord.File(io.BytesIO(data), filename=filename)
+    if message.buttons:
+        kwargs["view"] = ButtonRow(message.buttons)
     return kwargs
