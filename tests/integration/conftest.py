@@ -3,10 +3,13 @@
 Shared Redis: ``redis://127.0.0.1:6379/9`` flushed before and after each test, plus a unique
 ``redis_prefix`` per test. When nothing answers on 6379, one private ``redis-server`` is
 started for the session instead. Tests that stop and restart Redis get their own server.
+``TEST_REDIS_PORT`` names another shared port; ``TEST_REDIS_PORT=0`` always starts a private
+server, so several test runs on one machine never flush each other's database.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 import socket
@@ -19,7 +22,7 @@ import pytest
 import redis
 
 SHARED_HOST = "127.0.0.1"
-SHARED_PORT = 6379
+SHARED_PORT = int(os.environ.get("TEST_REDIS_PORT", "6379"))
 TEST_DB = 9
 
 
@@ -96,7 +99,7 @@ def _answers(url: str) -> bool:
 @pytest.fixture(scope="session")
 def redis_base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``redis://host:port`` of the shared server (6379, or a private one started here)."""
-    if _answers(f"redis://{SHARED_HOST}:{SHARED_PORT}/0"):
+    if SHARED_PORT and _answers(f"redis://{SHARED_HOST}:{SHARED_PORT}/0"):
         yield f"redis://{SHARED_HOST}:{SHARED_PORT}"
         return
     server = RedisServer(tmp_path_factory.mktemp("redis-shared"))
