@@ -23,6 +23,7 @@ from gateway.llm.client import LLMClient
 from gateway.memory.store import MemoryStore
 from gateway.notices import Notice, NoticeBus
 from gateway.outbox import Relay
+from gateway.provider_scopes import provider_services
 from gateway.recall import AsyncRecallCache, RecallSource, async_redis_client
 from gateway.routing import Conversation
 from gateway.settings import Settings
@@ -51,7 +52,7 @@ class App:
         self.sessions = SessionStore(self.db)
         self.search = SessionSearch(self.db)
         self.memory = MemoryStore(settings.home, settings.memory)
-        self.providers = build_manager(settings)
+        self.providers = build_manager(settings, provider_services(self.db))
         self.llm = LLMClient(settings.llm, role="main", transport=llm_transport)
         self.aux_llm = LLMClient(settings.aux, role="auxiliary", transport=llm_transport)
         self.keys = RedisKeys(settings.redis_prefix)

@@ -27,6 +27,7 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialBackoff
 
 from gateway.keys import RedisKeys
+from gateway.security.scanner import scan
 from gateway.settings import RecallSettings
 from gateway.tenants import TenantId
 from providers.base import ProviderContext
@@ -58,8 +59,27 @@ class CachedRecall:
     computed_at: float
 
 
+def screen_recalled(text: str) -> str:
+    """``text`` with every line the threat scanner blocks replaced by a placeholder.
+
+    Provider output is written by a model or a third-party service from what other turns
+    said; like curated memory, it is scanned before it can reach a prompt (then fenced at
+    request time). Line by line, so one poisoned fact does not hide the rest.
+    """
+    lines = []
+    for line in text.splitlines():
+        result = scan(line) if line.strip() else None
+        if result is not None and result.blocked:
+            log.warning("recalled line blocked by rule %s", result.rule)
+            lines.append(f"[BLOCKED recalled line: {result.findings[0].category}]")
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
 def _encode(text: str, turn_index: int) -> str:
-    return json.dumps({"text": text, "turn_index": turn_index, "at": time.time()})
+    screened = screen_recalled(text)
+    return json.dumps({"text": screened, "turn_index": turn_index, "at": time.time()})
 
 
 def _decode(raw: Any) -> CachedRecall | None:

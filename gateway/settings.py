@@ -3,8 +3,9 @@
 Sources, later wins: defaults → TOML file (``$MNEMOGATE_CONFIG``, else
 ``$MNEMOGATE_HOME/config.toml`` when present) → environment. Environment names are
 ``MNEMOGATE_<FIELD>`` and ``MNEMOGATE_<SECTION>__<KEY>``, plus the platform/provider names
-``TELEGRAM_BOT_TOKEN``, ``DISCORD_BOT_TOKEN`` and ``HONCHO_*``. This is the only module that
-reads the process environment; everything else receives a :class:`Settings`.
+``TELEGRAM_BOT_TOKEN``, ``DISCORD_BOT_TOKEN``, ``HONCHO_*`` and the other providers' service
+variables (:mod:`gateway.provider_settings`). This is the only module that reads the process
+environment; everything else receives a :class:`Settings`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,17 @@ from pydantic_settings import (
 )
 
 from gateway.errors import ConfigError
+from gateway.provider_settings import (
+    ByteRoverSettings,
+    HindsightSettings,
+    HolographicSettings,
+    HonchoSettings,
+    Mem0Settings,
+    OpenVikingSettings,
+    RetainDBSettings,
+    SupermemorySettings,
+    external_env,
+)
 
 ENV_PREFIX = "MNEMOGATE_"
 SECRET_KEYS = frozenset({"api_key", "bot_token", "token", "webhook_secret"})
@@ -32,9 +44,7 @@ SECRET_KEYS = frozenset({"api_key", "bot_token", "token", "webhook_secret"})
 EXTERNAL_ENV: dict[str, tuple[str, str]] = {
     "TELEGRAM_BOT_TOKEN": ("telegram", "bot_token"),
     "DISCORD_BOT_TOKEN": ("discord", "bot_token"),
-    "HONCHO_BASE_URL": ("honcho", "base_url"),
-    "HONCHO_API_KEY": ("honcho", "api_key"),
-    "HONCHO_WORKSPACE": ("honcho", "workspace"),
+    **external_env(),
 }
 
 
@@ -216,41 +226,6 @@ class GroupsSettings(_Section):
     require_mention: bool = True
 
 
-class HonchoSettings(_Section):
-    """The Honcho provider; see ``providers/honcho/__init__.py`` for what each knob does."""
-
-    base_url: str | None = None
-    api_key: SecretStr | None = None
-    workspace: str = "mnemogate"
-    ai_peer: str = "mnemogate"
-    peer_prefix: str = ""
-    # tenant id ("telegram:123") or namespace → Honcho peer id used instead of the default.
-    peer_aliases: dict[str, str] = Field(default_factory=dict)
-    recall_mode: Literal["hybrid", "context", "tools"] = "hybrid"
-    observation: Literal["directional", "unified"] = "directional"
-    user_observe_me: bool | None = None  # per-flag overrides of the observation preset
-    user_observe_others: bool | None = None
-    ai_observe_me: bool | None = None
-    ai_observe_others: bool | None = None
-    dialectic_depth: int = Field(default=1, ge=1, le=3)
-    # honcho_reasoning's level when the model gives none (or may not choose: dialectic_dynamic)
-    reasoning_level: Literal["minimal", "low", "medium", "high", "max"] = "low"
-    # no automatic or model-chosen level goes above this one
-    reasoning_level_cap: Literal["minimal", "low", "medium", "high", "max"] = "high"
-    dialectic_dynamic: bool = True  # the model may choose honcho_reasoning's level
-    dialectic_max_input_chars: int = Field(default=2000, ge=50, le=10_000)
-    timeout_s: float = Field(default=8.0, gt=0)
-    dialectic_timeout_s: float = Field(default=8.0, gt=0)  # all passes of one recall
-    read_retries: int = Field(default=1, ge=0, le=5)  # writes are never retried by the SDK
-    context_tokens: int = Field(default=2000, ge=100, le=100_000)
-    max_section_chars: int = Field(default=1500, ge=100)
-    max_recall_chars: int = Field(default=4000, ge=200)
-    max_tool_result_chars: int = Field(default=4000, ge=200)
-    message_chunk_chars: int = Field(default=20_000, ge=200, le=24_000)
-    migrate_memory_files: bool = True
-    config_refresh_s: float = Field(default=300.0, ge=0)
-
-
 class Settings(BaseSettings):
     """Every setting of mnemogate; see README's configuration table."""
 
@@ -278,6 +253,13 @@ class Settings(BaseSettings):
     access: AccessSettings = Field(default_factory=AccessSettings)
     groups: GroupsSettings = Field(default_factory=GroupsSettings)
     honcho: HonchoSettings = Field(default_factory=HonchoSettings)
+    holographic: HolographicSettings = Field(default_factory=HolographicSettings)
+    mem0: Mem0Settings = Field(default_factory=Mem0Settings)
+    hindsight: HindsightSettings = Field(default_factory=HindsightSettings)
+    supermemory: SupermemorySettings = Field(default_factory=SupermemorySettings)
+    openviking: OpenVikingSettings = Field(default_factory=OpenVikingSettings)
+    retaindb: RetainDBSettings = Field(default_factory=RetainDBSettings)
+    byterover: ByteRoverSettings = Field(default_factory=ByteRoverSettings)
 
     @field_validator("home", mode="after")
     @classmethod

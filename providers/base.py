@@ -12,14 +12,20 @@ import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 from gateway.routing import ChatType, Conversation
 from gateway.tenants import TenantId
-from providers.errors import InvalidProvider
+from providers.schemas import (  # noqa: F401 - re-exported: the interface's vocabulary
+    CORE_TOOL_NAMES,
+    RESERVED_ARGUMENTS,
+    check_tool_schemas,
+    declared_arguments,
+)
+from providers.scoping import MemoryScopeRegistry, ScopeRecord, ScopeRegistry, backend_key
 
 if TYPE_CHECKING:
     from gateway.history.records import SessionRecord
@@ -27,14 +33,7 @@ if TYPE_CHECKING:
     from gateway.memory.store import Origin, Target
     from gateway.settings import Settings
 
-CORE_TOOL_NAMES = frozenset({"memory", "session_search"})
-TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 PROVIDER_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
-# Parameters a provider tool may not declare: who the tenant is comes from the context.
-RESERVED_ARGUMENTS = frozenset(
-    {"tenant", "tenant_id", "namespace", "user_id", "peer_id", "user_peer_id", "ai_peer_id"}
-    | {"memory_scope_key", "workspace"}
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +104,15 @@ class ProviderContext:
         ctx = cls.for_conversation(conversation, session_id=session.id, settings=settings)
         # The row knows the exact key and scope of its time (thread ids, group-memory mode).
         return replace(ctx, session_key=session.session_key, memory_scope_key=session.scope_key)
+
+    @property
+    def backend_key(self) -> str:
+        """The provider-side name of this context's memory scope (bank, user id, container).
+
+        The only key a provider may store this tenant's data under; see
+        :mod:`providers.scoping`.
+        """
+        return backend_key(self.memory_scope_key)
 
     def to_payload(self) -> dict[str, str]:
         """JSON-safe form for job payloads; :meth:`from_payload` validates it again."""
@@ -204,6 +212,17 @@ class MemoryWriteEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderServices:
+    """What the gateway lends a provider instead of letting it open stores itself.
+
+    ``scopes`` is the registry of backend keys (read it in :meth:`MemoryProvider.erase` only
+    through the records the manager passes; the manager records scopes itself).
+    """
+
+    scopes: ScopeRegistry = field(default_factory=MemoryScopeRegistry)
+
+
+@dataclass(frozen=True, slots=True)
 class ConfigField:
     """One question of the setup wizard; secrets belong in ``env_var``, never in a file."""
 
@@ -245,11 +264,19 @@ class MemoryProvider(ABC):
     """
 
     name: ClassVar[str] = ""
+    # The pip extra that installs this provider's third-party packages (``mnemogate[extra]``)
+    # and the modules it needs; ``mnemogate memory setup NAME`` reports what is missing.
+    extra: ClassVar[str | None] = None
+    requires_modules: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
         """Build the provider from validated settings; the default takes no configuration."""
         return cls()
+
+    def attach(self, services: ProviderServices) -> None:
+        """Receive the gateway's services once, before the first call (see ProviderServices)."""
+        return None
 
     @abstractmethod
     def is_available(self) -> bool:
@@ -307,11 +334,12 @@ class MemoryProvider(ABC):
         """A delegated sub-task finished."""
         return None
 
-    def erase(self, tenant: TenantId) -> tuple[int, list[str]]:
+    def erase(self, tenant: TenantId, scopes: Sequence[ScopeRecord] = ()) -> tuple[int, list[str]]:
         """Delete everything this provider holds for ``tenant`` (``/forgetme``).
 
-        Returns (items removed, what could not be erased and why). Raise
-        NotImplementedError when the backend offers no way to erase.
+        ``scopes`` lists every memory scope (and its backend key) the tenant has used with
+        this provider, from the registry. Returns (items removed, what could not be erased
+        and why). Raise NotImplementedError when the backend offers no way to erase.
         """
         raise NotImplementedError(f"{self.name} has no erasure support")
 
@@ -334,53 +362,3 @@ class MemoryProvider(ABC):
 def tool_error(message: str) -> str:
     """The JSON error answer every tool returns instead of raising."""
     return json.dumps({"success": False, "error": message})
-
-
-def check_tool_schemas(provider: str, schemas: object) -> tuple[str, ...]:
-    """The tool names of well-formed function tools, or InvalidProvider listing what is wrong."""
-    if not isinstance(schemas, list):
-        raise InvalidProvider(provider, [f"tool_schemas() returned {type(schemas).__name__}"])
-    problems: list[str] = []
-    names: list[str] = []
-    for index, schema in enumerate(schemas):
-        where = f"tool #{index}"
-        function = schema.get("function") if isinstance(schema, dict) else None
-        if not isinstance(schema, dict) or schema.get("type") != "function":
-            problems.append(f"{where} is not a dict with type 'function'")
-            continue
-        if not isinstance(function, dict):
-            problems.append(f"{where} has no 'function' object")
-            continue
-        name = function.get("name")
-        if not isinstance(name, str) or not TOOL_NAME.match(name):
-            problems.append(f"{where} name {name!r} does not match {TOOL_NAME.pattern}")
-            continue
-        names.append(name)
-        if not isinstance(function.get("description", ""), str):
-            problems.append(f"tool {name!r} description is not a string")
-        params = function.get("parameters", {"type": "object"})
-        properties = params.get("properties", {}) if isinstance(params, dict) else None
-        if not isinstance(params, dict) or params.get("type") != "object":
-            problems.append(f"tool {name!r} parameters are not a JSON-schema object")
-        elif not isinstance(properties, dict):
-            problems.append(f"tool {name!r} properties are not an object")
-        else:
-            reserved = sorted(RESERVED_ARGUMENTS.intersection(properties))
-            if reserved:
-                problems.append(
-                    f"tool {name!r} declares {', '.join(reserved)}: the tenant comes from the "
-                    "gateway's context, never from model arguments"
-                )
-        try:
-            json.dumps(schema)
-        except (TypeError, ValueError) as exc:
-            problems.append(f"tool {name!r} is not JSON-serialisable: {exc}")
-    if problems:
-        raise InvalidProvider(provider, problems)
-    return tuple(names)
-
-
-def declared_arguments(schema: Mapping[str, Any]) -> frozenset[str]:
-    """Parameter names a (checked) function tool declares."""
-    params = schema["function"].get("parameters", {})
-    return frozenset(params.get("properties", {}))

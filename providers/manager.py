@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -21,6 +22,7 @@ from providers.base import (
     MemoryProvider,
     MemoryWriteEvent,
     ProviderContext,
+    ProviderServices,
     RecallQuery,
     SessionEnd,
     SessionSwitch,
@@ -38,9 +40,11 @@ from providers.errors import (
     ToolNameClash,
 )
 from providers.isolation import FAILED, IsolatedCalls, ProviderStats, off_loop
+from providers.scoping import ScopeRecord
 
 if TYPE_CHECKING:
     from gateway.settings import Settings
+    from gateway.tenants import TenantId
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +74,16 @@ class MemoryManager:
     ``providers.base.RESERVED_ARGUMENTS``), so a model can never name another tenant.
     """
 
-    def __init__(self, timeout_s: float = 10.0, *, max_inflight: int = 16) -> None:
+    def __init__(
+        self,
+        timeout_s: float = 10.0,
+        *,
+        max_inflight: int = 16,
+        services: ProviderServices | None = None,
+    ) -> None:
+        self.services = services if services is not None else ProviderServices()
+        self._recorded: set[tuple[str, str]] = set()  # (tenant, scope) already registered
+        self._recorded_lock = threading.Lock()
         self.stats = ProviderStats()
         self._isolated = IsolatedCalls(timeout_s, max_inflight, self.stats)
         self._provider: MemoryProvider | None = None
@@ -78,8 +91,10 @@ class MemoryManager:
         self._declared: dict[str, frozenset[str]] = {}
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> MemoryManager:
-        return cls(settings.recall.provider_timeout_s)
+    def from_settings(
+        cls, settings: Settings, services: ProviderServices | None = None
+    ) -> MemoryManager:
+        return cls(settings.recall.provider_timeout_s, services=services)
 
     @property
     def timeout_s(self) -> float:
@@ -119,6 +134,7 @@ class MemoryManager:
         clashes = {n for n in names if n in CORE_TOOL_NAMES or names.count(n) > 1}
         if clashes:
             raise ToolNameClash(name, clashes)
+        provider.attach(self.services)
         self._provider = provider
         self._schemas = copy.deepcopy(schemas)
         self._declared = {s["function"]["name"]: declared_arguments(s) for s in schemas}
@@ -135,7 +151,43 @@ class MemoryManager:
     # Calls into the provider. Each returns a safe default when there is no provider.
 
     def initialize(self, ctx: ProviderContext) -> bool:
+        self._record_scope(ctx)
         return self._notify("initialize", ctx, lambda p: p.initialize(ctx))
+
+    def erase(self, tenant: TenantId) -> tuple[int, list[str]]:
+        """The provider's ``erase`` with every scope the tenant used; the records go after.
+
+        Raises what the provider raises (NotImplementedError when it cannot erase): erasure
+        reports it, so it is not isolated like the calls of a turn.
+        """
+        provider = self._provider
+        if provider is None:
+            return 0, []
+        scopes = self.services.scopes.scopes(tenant, provider.name)
+        removed, leftovers = provider.erase(tenant, scopes)
+        if not leftovers:
+            self.services.scopes.forget(tenant, provider.name)
+        with self._recorded_lock:
+            self._recorded = {r for r in self._recorded if r[0] != str(tenant)}
+        return removed, leftovers
+
+    def _record_scope(self, ctx: ProviderContext) -> None:
+        """Register the scope's backend key once per process, before the provider sees it."""
+        provider = self._provider
+        if provider is None:
+            return
+        seen = (str(ctx.tenant), ctx.memory_scope_key)
+        with self._recorded_lock:
+            if seen in self._recorded:
+                return
+        record = ScopeRecord(ctx.tenant, provider.name, ctx.memory_scope_key, ctx.backend_key)
+        try:
+            self.services.scopes.record(record)
+        except Exception as exc:  # a registry outage must not break a turn; retried next time
+            log.warning("scope registry: cannot record %s: %s", ctx.namespace, exc)
+            return
+        with self._recorded_lock:
+            self._recorded.add(seen)
 
     def system_prompt_block(self) -> str:
         return self._call("system_prompt_block", None, "", lambda p: p.system_prompt_block())

@@ -34,6 +34,7 @@ from providers.base import (
     TurnStart,
     tool_error,
 )
+from providers.scoping import ScopeRecord
 
 if TYPE_CHECKING:
     from gateway.settings import Settings
@@ -178,7 +179,7 @@ class ReferenceProvider(MemoryProvider):
     def shutdown(self) -> None:
         self._record("shutdown", None)
 
-    def erase(self, tenant: TenantId) -> tuple[int, list[str]]:
+    def erase(self, tenant: TenantId, scopes: Sequence[ScopeRecord] = ()) -> tuple[int, list[str]]:
         removed = 0
         with self._db() as db:
             for table in ("turns", "facts", "calls"):

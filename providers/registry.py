@@ -14,6 +14,7 @@ entry points of the same name.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 from collections.abc import Mapping
 from importlib.metadata import entry_points
@@ -21,7 +22,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from gateway.errors import MnemogateError
-from providers.base import PROVIDER_NAME, MemoryProvider, check_tool_schemas
+from providers.base import PROVIDER_NAME, MemoryProvider, ProviderServices, check_tool_schemas
 from providers.errors import InvalidProvider, ProviderLoadError, UnknownProvider
 from providers.manager import MemoryManager
 
@@ -91,9 +92,13 @@ def load_provider(name: str, settings: Settings) -> MemoryProvider:
     return provider
 
 
-def build_manager(settings: Settings) -> MemoryManager:
-    """The manager with ``memory.provider`` registered (or none); raises ProviderError."""
-    manager = MemoryManager.from_settings(settings)
+def build_manager(settings: Settings, services: ProviderServices | None = None) -> MemoryManager:
+    """The manager with ``memory.provider`` registered (or none); raises ProviderError.
+
+    ``services`` are what the gateway lends the provider (its scope registry on the state
+    store); without them an in-memory registry stands in.
+    """
+    manager = MemoryManager.from_settings(settings, services)
     if settings.memory.provider:
         manager.register(load_provider(settings.memory.provider, settings))
     return manager
@@ -123,3 +128,31 @@ def _import_target(name: str, target: str) -> object:
         return getattr(module, attribute)
     except Exception as exc:
         raise ProviderLoadError(name, target, repr(exc)) from exc
+
+
+def missing_requirements(name: str, settings: Settings) -> list[str]:
+    """What the provider ``name`` still needs: its pip extra's modules, then its secrets.
+
+    Imports the provider's own module (which must import its SDK lazily), looks the SDK's
+    modules up without importing them, and only when they are there builds the provider to
+    read its questions.
+    """
+    cls = load_provider_class(name)
+    absent = [m for m in cls.requires_modules if importlib.util.find_spec(m) is None]
+    if absent:
+        extra = cls.extra or name
+        return [f"Python packages missing ({', '.join(absent)}): pip install 'mnemogate[{extra}]'"]
+    try:
+        provider = load_provider(name, settings)
+    except MnemogateError as exc:
+        return [str(exc)]
+    try:
+        section = getattr(settings, name, None)
+        return [
+            f"environment variable {field.env_var or name.upper() + '_' + field.name.upper()} "
+            f"is not set ({field.description})"
+            for field in provider.config_schema()
+            if field.secret and getattr(section, field.name, None) is None
+        ]
+    finally:
+        provider.shutdown()

@@ -24,6 +24,7 @@ from gateway.history.store import SessionRecord, SessionStore
 from gateway.keys import RedisKeys
 from gateway.llm.client import LLMClient
 from gateway.memory.store import MemoryStore
+from gateway.provider_scopes import provider_services
 from gateway.recall import RecallCache
 from gateway.settings import Settings, load_settings
 from gateway.tenants import TenantId
@@ -65,7 +66,9 @@ class WorkerContext:
 
     @cached_property
     def manager(self) -> MemoryManager:
-        return self._manager if self._manager is not None else build_manager(self.settings)
+        if self._manager is not None:
+            return self._manager
+        return build_manager(self.settings, provider_services(self.db))
 
     @cached_property
     def redis(self) -> redis.Redis:

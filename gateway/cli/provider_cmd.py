@@ -11,7 +11,7 @@ from gateway.config_file import update_config
 from gateway.errors import MnemogateError
 from gateway.history.db import Database
 from gateway.settings import config_file_path
-from providers.registry import available_providers, load_provider
+from providers.registry import available_providers, load_provider, missing_requirements
 from workers.queues import QUEUE_ORDER, JobQueues, redis_client
 
 
@@ -28,9 +28,14 @@ def setup(provider: str | None) -> None:
         click.echo("Available providers: " + ", ".join(sorted(known)))
         provider = click.prompt("Provider", type=click.Choice(sorted(known)))
     try:
+        missing = missing_requirements(provider, settings)
+        if missing and missing[0].startswith("Python packages missing"):
+            raise click.ClickException(f"{provider}: {missing[0]}")
         instance = load_provider(provider, settings)
     except MnemogateError as exc:
         raise click.ClickException(str(exc)) from None
+    for line in missing:
+        click.echo(f"missing: {line}")
     values: dict[str, str] = {}
     for field in instance.config_schema():
         if field.secret:

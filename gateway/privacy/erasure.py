@@ -44,9 +44,11 @@ from gateway.history.fts import optimize, unindex_tenant
 from gateway.keys import RedisKeys
 from gateway.pairing import new_code, normalize_code
 from gateway.privacy.export import opened_database
+from gateway.provider_scopes import SqliteScopeRegistry
 from gateway.settings import Settings
 from gateway.tenants import TenantId, tenant_dir
-from providers.registry import load_provider
+from providers.base import ProviderServices
+from providers.registry import build_manager
 from workers import queues
 from workers.queues import QUEUE_ORDER, one_line, queue_name
 
@@ -67,6 +69,8 @@ _REMOVABLE = (
 # column is swept generically, so a store added later is not forgotten.
 _KNOWN = {"messages", "sessions", "outbox", "pending_writes", "tenant_prefs", "tenants"}
 _KNOWN |= {"access_grants", "pairing_codes", "erasure_confirmations"}
+# Kept while the provider still holds data (so erasure can be retried); see _forget_scopes.
+_KNOWN |= {"provider_scopes"}
 
 
 @dataclass(slots=True)
@@ -218,12 +222,18 @@ def _unlink(connection: redis.Redis, batch: list[bytes | str]) -> int:
 
 
 def _erase_provider(
-    settings: Settings, tenant: TenantId, forget: ProviderForget | None, report: ErasureReport
+    settings: Settings,
+    tenant: TenantId,
+    forget: ProviderForget | None,
+    report: ErasureReport,
+    registry: SqliteScopeRegistry | None,
 ) -> None:
+    """Erase at the provider first, while the scope registry still lists the tenant's keys."""
     if forget is None:
         if not settings.memory.provider:
+            _forget_scopes(tenant, registry, report)
             return
-        forget = _configured_provider(settings, report)
+        forget = _configured_provider(settings, report, registry)
     try:
         report.erased["provider items"] = forget(tenant)
     except NotImplementedError as exc:
@@ -233,17 +243,30 @@ def _erase_provider(
     except Exception as exc:  # the provider is outside our control; report, do not stop
         log.exception("erasure of %s: provider failed", tenant.namespace)
         report.not_erased["provider data"] = f"provider erasure failed: {one_line(exc)}"
+    if not any(key.startswith("provider data") for key in report.not_erased):
+        _forget_scopes(tenant, registry, report)
 
 
-def _configured_provider(settings: Settings, report: ErasureReport) -> ProviderForget:
-    """The configured provider's own ``erase``, reporting what it could not erase."""
+def _forget_scopes(
+    tenant: TenantId, registry: SqliteScopeRegistry | None, report: ErasureReport
+) -> None:
+    """Drop the scope records once nothing is left at the provider (kept for a retry else)."""
+    if registry is not None:
+        report.erased["provider scope records"] = registry.forget_tenant(tenant)
+
+
+def _configured_provider(
+    settings: Settings, report: ErasureReport, registry: SqliteScopeRegistry | None
+) -> ProviderForget:
+    """The configured provider's own ``erase`` over every recorded scope of the tenant."""
 
     def forget(tenant: TenantId) -> int:
-        provider = load_provider(str(settings.memory.provider), settings)
+        services = ProviderServices(scopes=registry) if registry else None
+        manager = build_manager(settings, services)
         try:
-            removed, leftovers = provider.erase(tenant)
+            removed, leftovers = manager.erase(tenant)
         finally:
-            provider.shutdown()
+            manager.shutdown()
         if leftovers:
             report.not_erased["provider data (partly)"] = "; ".join(leftovers)
         return removed
@@ -272,15 +295,18 @@ def forget_tenant(
         )
         try:
             with opened_database(settings, db) as opened:
+                registry = SqliteScopeRegistry(opened)
+                _erase_provider(settings, tenant, provider_forget, report, registry)
                 _erase_database(opened, tenant, report)
         except MnemogateError as exc:  # state.db could not even be opened
             report.not_erased["database records"] = one_line(exc)
+            if not any(key.startswith("provider") for key in report.erased):
+                _erase_provider(settings, tenant, provider_forget, report, None)
         _erase_files(settings, tenant, report)
         if redis_up:
             _erase_redis(report, "redis keys", lambda: _erase_keys(connection, settings, tenant))
         else:
             report.not_erased["redis keys"] = report.not_erased["queued jobs"]
-        _erase_provider(settings, tenant, provider_forget, report)
     finally:
         if redis_client is None:
             connection.close()

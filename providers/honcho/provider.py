@@ -40,6 +40,7 @@ from providers.honcho.identity import Sessions, SessionState, tenant_peer_id
 from providers.honcho.recall import Recaller, clip
 from providers.honcho.sync import TurnSync, strip_fences
 from providers.honcho.tools import Tools, tool_schemas
+from providers.scoping import ScopeRecord
 
 if TYPE_CHECKING:
     from gateway.settings import Settings
@@ -222,7 +223,7 @@ class HonchoProvider(MemoryProvider):
 
     # -- beyond the interface ----------------------------------------------------------------
 
-    def erase(self, tenant: TenantId) -> tuple[int, list[str]]:
+    def erase(self, tenant: TenantId, scopes: Sequence[ScopeRecord] = ()) -> tuple[int, list[str]]:
         """Erase what Honcho allows for ``tenant``: (items removed, what could not be erased)."""
         user_peer = tenant_peer_id(tenant, self.settings)
         try:

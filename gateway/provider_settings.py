@@ -1,0 +1,132 @@
+"""Settings sections of the bundled memory providers (one ``[name]`` table each).
+
+Each section lists, in ``EXTERNAL_ENV``, the environment variables the service itself
+documents (``MEM0_API_KEY``, ``HINDSIGHT_API_URL``, …); :mod:`gateway.settings` maps them into
+the section. Secrets (``api_key``) are accepted only from the environment, like every secret.
+The provider packages read their section from :class:`gateway.settings.Settings`; nothing
+here imports a provider or its SDK.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+
+class ProviderSection(BaseModel):
+    """A provider's ``[name]`` table; ``EXTERNAL_ENV`` maps service env names to keys."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    EXTERNAL_ENV: ClassVar[dict[str, str]] = {}
+
+
+class HonchoSettings(ProviderSection):
+    """The Honcho provider; see ``providers/honcho/__init__.py`` for what each knob does."""
+
+    EXTERNAL_ENV: ClassVar[dict[str, str]] = {
+        "HONCHO_BASE_URL": "base_url",
+        "HONCHO_API_KEY": "api_key",
+        "HONCHO_WORKSPACE": "workspace",
+    }
+
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    workspace: str = "mnemogate"
+    ai_peer: str = "mnemogate"
+    peer_prefix: str = ""
+    # tenant id ("telegram:123") or namespace → Honcho peer id used instead of the default.
+    peer_aliases: dict[str, str] = Field(default_factory=dict)
+    recall_mode: Literal["hybrid", "context", "tools"] = "hybrid"
+    observation: Literal["directional", "unified"] = "directional"
+    user_observe_me: bool | None = None  # per-flag overrides of the observation preset
+    user_observe_others: bool | None = None
+    ai_observe_me: bool | None = None
+    ai_observe_others: bool | None = None
+    dialectic_depth: int = Field(default=1, ge=1, le=3)
+    # honcho_reasoning's level when the model gives none (or may not choose: dialectic_dynamic)
+    reasoning_level: Literal["minimal", "low", "medium", "high", "max"] = "low"
+    # no automatic or model-chosen level goes above this one
+    reasoning_level_cap: Literal["minimal", "low", "medium", "high", "max"] = "high"
+    dialectic_dynamic: bool = True  # the model may choose honcho_reasoning's level
+    dialectic_max_input_chars: int = Field(default=2000, ge=50, le=10_000)
+    timeout_s: float = Field(default=8.0, gt=0)
+    dialectic_timeout_s: float = Field(default=8.0, gt=0)  # all passes of one recall
+    read_retries: int = Field(default=1, ge=0, le=5)  # writes are never retried by the SDK
+    context_tokens: int = Field(default=2000, ge=100, le=100_000)
+    max_section_chars: int = Field(default=1500, ge=100)
+    max_recall_chars: int = Field(default=4000, ge=200)
+    max_tool_result_chars: int = Field(default=4000, ge=200)
+    message_chunk_chars: int = Field(default=20_000, ge=200, le=24_000)
+    migrate_memory_files: bool = True
+    config_refresh_s: float = Field(default=300.0, ge=0)
+
+
+class HolographicSettings(ProviderSection):
+    """Local fact store with holographic reduced representations (no service)."""
+
+
+class Mem0Settings(ProviderSection):
+    """Mem0: the ``mem0ai`` library in-process (``oss``) or the hosted API (``platform``)."""
+
+    EXTERNAL_ENV: ClassVar[dict[str, str]] = {"MEM0_API_KEY": "api_key"}
+    api_key: SecretStr | None = None
+
+
+class HindsightSettings(ProviderSection):
+    """Hindsight memory banks over its HTTP API (``hindsight-client``)."""
+
+    EXTERNAL_ENV: ClassVar[dict[str, str]] = {
+        "HINDSIGHT_API_URL": "base_url",
+        "HINDSIGHT_API_KEY": "api_key",
+    }
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+
+
+class SupermemorySettings(ProviderSection):
+    """Supermemory containers over its HTTP API."""
+
+    EXTERNAL_ENV: ClassVar[dict[str, str]] = {"SUPERMEMORY_API_KEY": "api_key"}
+    api_key: SecretStr | None = None
+
+
+class OpenVikingSettings(ProviderSection):
+    """OpenViking context database over its HTTP API (per-user spaces)."""
+
+    api_key: SecretStr | None = None
+
+
+class RetainDBSettings(ProviderSection):
+    """RetainDB memory over its HTTP API."""
+
+    EXTERNAL_ENV: ClassVar[dict[str, str]] = {"RETAINDB_API_KEY": "api_key"}
+    api_key: SecretStr | None = None
+
+
+class ByteRoverSettings(ProviderSection):
+    """ByteRover through the ``brv`` command-line tool (npm ``byterover-cli``)."""
+
+    command: str = "brv"
+    timeout_s: float = Field(default=60.0, gt=0)
+
+
+SECTIONS: dict[str, type[ProviderSection]] = {
+    "honcho": HonchoSettings,
+    "holographic": HolographicSettings,
+    "mem0": Mem0Settings,
+    "hindsight": HindsightSettings,
+    "supermemory": SupermemorySettings,
+    "openviking": OpenVikingSettings,
+    "retaindb": RetainDBSettings,
+    "byterover": ByteRoverSettings,
+}
+
+
+def external_env() -> dict[str, tuple[str, str]]:
+    """Every provider's service env name → (section, key)."""
+    return {
+        env_name: (section, key)
+        for section, cls in SECTIONS.items()
+        for env_name, key in cls.EXTERNAL_ENV.items()
+    }
