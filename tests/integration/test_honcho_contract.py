@@ -23,7 +23,15 @@ from tests.fakes.honcho_server import FakeHoncho
 
 pytestmark = pytest.mark.integration
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "honcho"
+# ``shared/honcho`` next to the checkout (found from any worktree depth).
+SHARED = next(
+    (
+        parent / "shared" / "honcho"
+        for parent in Path(__file__).resolve().parents
+        if (parent / "shared" / "honcho").is_dir()
+    ),
+    Path(__file__).resolve().parents[3] / "shared" / "honcho",
+)
 PAIRS = SHARED / "real_honcho_3.0.12.jsonl"
 OPENAPI = SHARED / "openapi-3.0.12.json"
 # Objects whose keys are data (OpenAPI ``additionalProperties`` maps), not fields.
