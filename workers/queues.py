@@ -16,6 +16,7 @@ import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from types import MappingProxyType
 from typing import Literal
 
@@ -182,11 +183,7 @@ class JobQueues:
         rows done when it succeeds. Raises ``redis.RedisError`` when Redis is unreachable.
         """
         spec = JOBS[kind]
-        suffix = str(dedup) if dedup is not None else secrets.token_hex(6)
-        jid = job_id(kind, tenant, session_id, suffix)
-        meta: dict[str, object] = {"tenant": tenant.namespace, "kind": kind, "session": session_id}
-        if outbox_ids:
-            meta["outbox"] = [int(i) for i in outbox_ids]
+        jid, meta = self._identity(kind, tenant, session_id, dedup, outbox_ids)
         queue = self.queue(spec.queue)
         for _ in range(3):
             try:
@@ -209,6 +206,50 @@ class JobQueues:
                 if outcome is not None:
                     return Enqueued(jid, outcome)
         return Enqueued(jid, "active")  # another enqueuer kept winning the race: it is there
+
+    def schedule(
+        self,
+        kind: JobKind,
+        tenant: TenantId,
+        session_id: str,
+        delay_s: float,
+        *,
+        dedup: str,
+        **args: Primitive,
+    ) -> str:
+        """Enqueue ``kind`` ``delay_s`` seconds from now (RQ's scheduler, which ``mnemogate
+        worker`` runs, moves it to its queue when due); the job id. No duplicate check."""
+        spec = JOBS[kind]
+        jid, meta = self._identity(kind, tenant, session_id, dedup, ())
+        self.queue(spec.queue).enqueue_in(
+            timedelta(seconds=max(delay_s, 0.0)),
+            spec.func,
+            args=(str(tenant), session_id),
+            kwargs=dict(args),
+            job_timeout=self.settings.jobs.job_timeout_s,
+            result_ttl=RESULT_TTL_S,
+            failure_ttl=FAILURE_TTL_S,
+            description=f"{kind} {tenant.namespace} {session_id}",
+            job_id=jid,
+            meta=meta,
+            retry=self.retry(),
+        )
+        return jid
+
+    @staticmethod
+    def _identity(
+        kind: JobKind,
+        tenant: TenantId,
+        session_id: str,
+        dedup: str | int | None,
+        outbox_ids: Sequence[int],
+    ) -> tuple[str, dict[str, object]]:
+        """The job id and ``job.meta`` of one job (see :meth:`enqueue`)."""
+        suffix = str(dedup) if dedup is not None else secrets.token_hex(6)
+        meta: dict[str, object] = {"tenant": tenant.namespace, "kind": kind, "session": session_id}
+        if outbox_ids:
+            meta["outbox"] = [int(i) for i in outbox_ids]
+        return job_id(kind, tenant, session_id, suffix), meta
 
     def enqueue_payload(
         self,

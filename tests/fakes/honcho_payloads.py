@@ -218,9 +218,7 @@ def queue_counts(done: int, pending: int) -> dict[str, int]:
     }
 
 
-def queue_status_json(
-    per_session: dict[str, tuple[int, int]], *, filtered: bool
-) -> dict[str, Any]:
+def queue_status_json(per_session: dict[str, tuple[int, int]], *, filtered: bool) -> dict[str, Any]:
     """The workspace's (or one session's) queue: ``per_session`` maps id → (done, pending)."""
     done = sum(counts[0] for counts in per_session.values())
     pending = sum(counts[1] for counts in per_session.values())
