@@ -106,6 +106,7 @@ class Identity:
     user_peer: str
     ai_peer: str
     session: str
+    former_ai: str  # ``honcho.ai_peer``: the assistant every tenant shared before
     scope: str  # the memory scope key; messages carry it so DM searches skip group talk
     isolated: bool
 
@@ -156,6 +157,7 @@ class Sessions:
         return Identity(
             user_peer=user_peer,
             ai_peer=assistant_peer_id(ctx.ai_peer_id, user_peer),
+            former_ai=ctx.ai_peer_id,
             session=session_id_for(self._settings.peer_prefix, ctx.namespace, ctx.session_key),
             scope=ctx.memory_scope_key,
             isolated=is_isolated(ctx),

@@ -113,6 +113,12 @@ class HonchoProvider(MemoryProvider):
 
     def initialize(self, ctx: ProviderContext) -> None:
         state = self._sessions.join(ctx)
+        if lifecycle.needs_adoption(self._sessions, state):
+            try:
+                count = lifecycle.adopt(TenantScope(self.client(), state), self._sessions)
+                log.info("honcho: %s's assistant adopted %d conclusions", ctx.namespace, count)
+            except HonchoCallError as exc:  # the next initialize tries again
+                log.warning("honcho: assistant adoption for %s failed: %s", ctx.namespace, exc)
         if not (
             self.settings.migrate_memory_files
             and lifecycle.needs_migration(self._sessions, state, ctx)
@@ -252,4 +258,11 @@ def _check_ids(settings: HonchoSettings) -> None:
         if not value or not set(value) <= _ID_CHARS:
             raise HonchoConfigError(
                 where, f"{where} = {value!r}: Honcho ids use only letters, digits, '_' and '-'"
+            )
+    # Assistant peers are "<ai_peer>__<user peer>": no user peer may look like one.
+    taken = f"{settings.ai_peer}__"
+    for where, value in named.items():
+        if where != "honcho.ai_peer" and value.startswith(taken):
+            raise HonchoConfigError(
+                where, f"{where} = {value!r} may not start with {taken!r} (assistant peers do)"
             )

@@ -21,12 +21,15 @@ from collections.abc import Sequence
 from providers.honcho.client import (
     FoundConclusion,
     FoundMessage,
+    HonchoCallError,
     HonchoClient,
     Level,
     OutgoingMessage,
     SessionView,
 )
 from providers.honcho.identity import Identity, SessionState
+
+LIST_ALL = 100_000
 
 
 class TenantScope:
@@ -83,6 +86,19 @@ class TenantScope:
         return self._client.list_conclusions(
             observer, self.ident.user_peer, limit=limit, newest_first=newest_first
         )
+
+    def former_view(self) -> tuple[list[str], list[str]]:
+        """What the assistant peer shared by every tenant before per-user assistants had
+        concluded about *this* user, and its card about them (contents, card lines)."""
+        former, user = self.ident.former_ai, self.ident.user_peer
+        found = self._client.list_conclusions(former, user, limit=LIST_ALL, newest_first=False)
+        try:
+            card = self._client.get_card(former, user) or []
+        except HonchoCallError as exc:
+            if not exc.not_found:  # no such peer: a deployment that never had one
+                raise
+            card = []
+        return [item.content for item in found], card
 
     def summary(self) -> str:
         return self._client.session_summary(self.session)

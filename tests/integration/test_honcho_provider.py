@@ -550,6 +550,10 @@ def test_no_base_url_means_unavailable_and_no_client(
         provider.initialize(alice)
     with pytest.raises(HonchoConfigError, match="ai_peer"):
         HonchoProvider(HonchoSettings(ai_peer="has space"))
+    with pytest.raises(HonchoConfigError, match="peer_prefix"):  # would name assistant peers
+        HonchoProvider(HonchoSettings(ai_peer="bot", peer_prefix="bot__"))
+    with pytest.raises(HonchoConfigError, match="peer_aliases"):
+        HonchoProvider(HonchoSettings(peer_aliases={"console:x": "mnemogate__dana"}))
 
 
 def test_config_schema_and_save_config(tmp_path: Path) -> None:
