@@ -129,6 +129,10 @@ class RecallSettings(_Section):
     context_cadence: int = Field(default=1, ge=1)
     dialectic_cadence: int = Field(default=1, ge=1)
     injection_frequency: Literal["every-turn", "first-turn"] = "every-turn"
+    # A recall computed while the provider was still processing the session is computed
+    # again once it has caught up: checked every refresh_delay_s, at most refresh_attempts.
+    refresh_delay_s: float = Field(default=10.0, ge=0)
+    refresh_attempts: int = Field(default=3, ge=0, le=10)
 
 
 class JobsSettings(_Section):

@@ -251,7 +251,8 @@ class MemoryProvider(ABC):
       :meth:`on_session_switch`, :meth:`on_session_end`, :meth:`on_delegation`.
       Workers: :meth:`sync_turn` (``sync`` queue; a retried job may deliver a ``turn_id``
       again, store it once) and :meth:`recall` (``recall`` queue; the caller caches the text
-      in Redis and fences it). :meth:`on_memory_write` runs wherever the write happened (the
+      in Redis and fences it), with :meth:`is_caught_up` deciding whether to recompute it
+      later. :meth:`on_memory_write` runs wherever the write happened (the
       chat in the gateway, background review in a worker).
     * :meth:`shutdown` once when the process stops.
 
@@ -301,6 +302,14 @@ class MemoryProvider(ABC):
     def sync_turn(self, ctx: ProviderContext, turn: SyncedTurn) -> None:
         """Store a finished turn; called once per turn, in order, by the sync job."""
         return None
+
+    def is_caught_up(self, ctx: ProviderContext) -> bool:
+        """Whether what was synced for ``ctx`` is fully processed, so :meth:`recall` sees it.
+
+        A backend that derives asynchronously (Honcho's deriver queue) answers False while
+        work is pending; the recall job then refreshes the cached recall once it is done.
+        """
+        return True
 
     def handle_tool_call(self, ctx: ProviderContext, name: str, args: dict[str, Any]) -> str:
         """Answer one of this provider's tools with JSON text."""

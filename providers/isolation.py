@@ -1,6 +1,8 @@
 """Running provider calls safely: one thread per call, a timeout, failures logged and counted.
 
-A blocking call cannot be interrupted, so a call that overruns is abandoned: its daemon
+A provider's own errors (:class:`~providers.errors.ProviderError`: a server down, an HTTP
+error) are logged as one WARNING line; anything else is a bug and keeps its traceback. A
+blocking call cannot be interrupted, so a call that overruns is abandoned: its daemon
 thread finishes (or hangs) on its own and releases its slot when it ends. At most
 ``max_inflight`` calls run at once; when every slot is held by a stuck call, new calls fail
 at once instead of piling up threads. Nothing here raises into the caller.
@@ -18,6 +20,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, replace
 from typing import Literal, ParamSpec, TypeVar
+
+from providers.errors import ProviderError
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +113,12 @@ class IsolatedCalls:
             self.stats.record(provider, method, "timeout", seconds, "timed out")
             return FAILED
         error = future.exception()
+        if isinstance(error, ProviderError):
+            # The provider said what went wrong (server down, HTTP error): one line, no
+            # traceback — an outage would otherwise print one per call.
+            log.warning("memory provider %s failed: %s", where, _one_line(error))
+            self.stats.record(provider, method, "error", seconds, repr(error))
+            return FAILED
         if error is not None:
             log.error("memory provider %s failed", where, exc_info=error)
             self.stats.record(provider, method, "error", seconds, repr(error))
@@ -127,6 +137,10 @@ class IsolatedCalls:
             _settle(future, call)
         finally:
             self._slots.release()
+
+
+def _one_line(error: BaseException, limit: int = 300) -> str:
+    return (" ".join(str(error).split()) or type(error).__name__)[:limit]
 
 
 def _settle(future: Future[T], call: Callable[[], T]) -> None:

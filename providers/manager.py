@@ -195,6 +195,10 @@ class MemoryManager:
     def recall(self, ctx: ProviderContext, query: RecallQuery) -> str:
         return self._call("recall", ctx, "", lambda p: p.recall(ctx, query))
 
+    def is_caught_up(self, ctx: ProviderContext) -> bool:
+        """Whether the provider has processed what was synced; True when it cannot say."""
+        return self._call("is_caught_up", ctx, True, lambda p: p.is_caught_up(ctx))
+
     def sync_turn(self, ctx: ProviderContext, turn: SyncedTurn) -> bool:
         """True when the provider stored the turn; on False the sync job should retry.
 

@@ -36,7 +36,7 @@ from gateway.recall import Cadence
 from gateway.tenants import MemoryScope, TenantId
 from providers.base import RecallQuery, SyncedTurn
 from workers.context import WorkerContext, current
-from workers.queues import JobKind, one_line
+from workers.queues import JobKind, JobQueues, one_line
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -65,7 +65,11 @@ def run_job(kind: JobKind, tenant_id: str, session_id: str, body: Body[T]) -> T:
     try:
         result = body(ctx, tenant, session_id)
     except Exception as exc:
-        log.warning(
+        # A JobFailed names a cause already logged where it happened (a provider call) or a
+        # passing condition (a busy lock): the retry is routine. A final failure is logged
+        # as an error by tag_failure.
+        log.log(
+            logging.INFO if isinstance(exc, JobFailed) else logging.WARNING,
             "%s job for %s/%s failed: %s",
             kind,
             tenant.namespace,
@@ -95,10 +99,15 @@ def tag_failure(
     job.meta.update(tenant=namespace, error=f"{exc_type.__name__}: {one_line(exc_value)}")
     with suppress(RedisError):
         job.save_meta()
-    log.error(
-        "job %s for %s failed: %s",
+    # RQ requeues or schedules a job with retries left (and logs so) right after this
+    # handler; the failure itself was logged where it happened. Only a final one is an error.
+    retried = bool(job.retries_left)
+    log.log(
+        logging.INFO if retried else logging.ERROR,
+        "job %s for %s failed%s: %s",
         job.id,
         namespace,
+        ", will be retried" if retried else "",
         job.meta["error"],
         extra={"tenant": namespace, "job_id": job.id, "kind": job.meta.get("kind")},
     )
@@ -238,36 +247,91 @@ def sync_body(ctx: WorkerContext, tenant: TenantId, session_id: str) -> int:
 # --- recall prefetch ---------------------------------------------------------------------
 
 
-def recall_next(tenant_id: str, session_id: str, query: str, nonce: str = "") -> int:
-    """RQ entry (``recall`` queue): compute recall for the session's next turn into the cache."""
-    return run_job(
-        "recall",
-        tenant_id,
-        session_id,
-        lambda ctx, tenant, sid: recall_body(ctx, tenant, sid, query, nonce=nonce),
+def recall_next(
+    tenant_id: str, session_id: str, query: str, nonce: str = "", refresh: int = 0, turn: int = -1
+) -> int:
+    """RQ entry (``recall`` queue): compute recall for the session's next turn into the cache.
+
+    ``refresh`` > 0 marks a follow-up (attempt number) of the recall computed at user turn
+    ``turn``; see :func:`recall_body`. A recall computed while the provider was behind is
+    followed up ``recall.refresh_delay_s`` later, at most ``recall.refresh_attempts`` times.
+    """
+
+    def body(ctx: WorkerContext, tenant: TenantId, sid: str) -> int:
+        outcome = recall_body(ctx, tenant, sid, query, nonce=nonce, refresh=refresh, turn=turn)
+        if outcome.behind and refresh < ctx.settings.recall.refresh_attempts:
+            follow_up(ctx, tenant, sid, query, attempt=refresh + 1, turn=outcome.turn)
+        return outcome.length
+
+    return run_job("recall", tenant_id, session_id, body)
+
+
+def follow_up(
+    ctx: WorkerContext, tenant: TenantId, session_id: str, query: str, *, attempt: int, turn: int
+) -> str:
+    """Enqueue recall refresh ``attempt`` of user turn ``turn``, ``refresh_delay_s`` from now."""
+    queues = JobQueues(ctx.redis, ctx.settings)
+    delay, dedup = ctx.settings.recall.refresh_delay_s, f"r{turn}-{attempt}"
+    if delay <= 0:
+        return queues.enqueue(
+            "recall", tenant, session_id, dedup=dedup, query=query, refresh=attempt, turn=turn
+        ).job_id
+    return queues.schedule(
+        "recall", tenant, session_id, delay, dedup=dedup, query=query, refresh=attempt, turn=turn
     )
 
 
+@dataclass(frozen=True, slots=True)
+class RecallOutcome:
+    """What a recall job did: the cached length (-1: cache untouched), and whether the
+    provider was still processing the session (``behind``) at user turn ``turn``."""
+
+    length: int
+    behind: bool
+    turn: int
+
+
 def recall_body(
-    ctx: WorkerContext, tenant: TenantId, session_id: str, query: str, *, nonce: str = ""
-) -> int:
+    ctx: WorkerContext,
+    tenant: TenantId,
+    session_id: str,
+    query: str,
+    *,
+    nonce: str = "",
+    refresh: int = 0,
+    turn: int = -1,
+) -> RecallOutcome:
     """Ask the provider (bounded by its timeout), cache the text, wake a waiting turn.
 
-    Returns the length of the cached text ("" is cached too: "computed, nothing to say").
+    "" is cached too ("computed, nothing to say"). Whether the provider is *behind* — a turn
+    not yet synced, or the provider still processing what was (``is_caught_up``) — is
+    checked before the recall, so a recall that may miss the latest turn is known as such.
+    A follow-up (``refresh`` > 0) recomputes only when the provider has caught up and no
+    newer turn of the session has had its own recall; otherwise the cache stays as it is.
+    When the provider cannot be reached the cache also stays as it is.
     """
     session = ctx.sessions.get_session(tenant, session_id)
+    at = session.user_turns
     try:
-        text = ""
-        if ctx.manager.provider is not None:
-            provider_ctx = ctx.provider_context(tenant, session)
-            ctx.manager.initialize(provider_ctx)
-            turn = session.user_turns
-            dialectic = Cadence(ctx.settings.recall).dialectic_due(turn)
-            text = ctx.manager.recall(
-                provider_ctx, RecallQuery(text=query, turn_index=turn, dialectic=dialectic)
-            )
-        ctx.recall_cache.put(tenant, session.session_key, text, turn_index=session.user_turns)
-        return len(text)
+        if ctx.manager.provider is None:
+            ctx.recall_cache.put(tenant, session.session_key, "", turn_index=at)
+            return RecallOutcome(0, False, at)
+        if refresh and turn != at:
+            return RecallOutcome(-1, False, at)  # a newer turn's recall took over
+        provider_ctx = ctx.provider_context(tenant, session)
+        if not ctx.manager.initialize(provider_ctx):
+            return RecallOutcome(-1, False, at)  # unreachable: logged; keep what is cached
+        behind = bool(unsynced_turns(ctx, tenant, session_id)) or not ctx.manager.is_caught_up(
+            provider_ctx
+        )
+        if refresh and behind:
+            return RecallOutcome(-1, True, at)
+        dialectic = Cadence(ctx.settings.recall).dialectic_due(at)
+        text = ctx.manager.recall(
+            provider_ctx, RecallQuery(text=query, turn_index=at, dialectic=dialectic)
+        )
+        ctx.recall_cache.put(tenant, session.session_key, text, turn_index=at)
+        return RecallOutcome(len(text), behind, at)
     finally:
         if nonce:  # even on failure: the waiting turn stops waiting and goes on without it
             ctx.recall_cache.signal_ready(tenant, session.session_key, nonce)

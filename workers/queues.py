@@ -16,8 +16,9 @@ import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 from redis import Redis
 from redis.backoff import ExponentialBackoff
@@ -182,26 +183,13 @@ class JobQueues:
         rows done when it succeeds. Raises ``redis.RedisError`` when Redis is unreachable.
         """
         spec = JOBS[kind]
-        suffix = str(dedup) if dedup is not None else secrets.token_hex(6)
-        jid = job_id(kind, tenant, session_id, suffix)
-        meta: dict[str, object] = {"tenant": tenant.namespace, "kind": kind, "session": session_id}
-        if outbox_ids:
-            meta["outbox"] = [int(i) for i in outbox_ids]
+        options = self._options(kind, tenant, session_id, dedup, outbox_ids, args)
+        jid = options["job_id"]
         queue = self.queue(spec.queue)
         for _ in range(3):
             try:
                 queue.enqueue_call(
-                    spec.func,
-                    args=(str(tenant), session_id),
-                    kwargs=dict(args),
-                    timeout=self.settings.jobs.job_timeout_s,
-                    result_ttl=RESULT_TTL_S,
-                    failure_ttl=FAILURE_TTL_S,
-                    description=f"{kind} {tenant.namespace} {session_id}",
-                    job_id=jid,
-                    meta=meta,
-                    retry=self.retry(),
-                    unique=True,
+                    spec.func, timeout=self.settings.jobs.job_timeout_s, unique=True, **options
                 )
                 return Enqueued(jid, "enqueued")
             except DuplicateJobError:
@@ -209,6 +197,53 @@ class JobQueues:
                 if outcome is not None:
                     return Enqueued(jid, outcome)
         return Enqueued(jid, "active")  # another enqueuer kept winning the race: it is there
+
+    def schedule(
+        self,
+        kind: JobKind,
+        tenant: TenantId,
+        session_id: str,
+        delay_s: float,
+        *,
+        dedup: str,
+        **args: Primitive,
+    ) -> str:
+        """Enqueue ``kind`` ``delay_s`` seconds from now (RQ's scheduler, which ``mnemogate
+        worker`` runs, moves it to its queue when due); the job id. No duplicate check."""
+        spec = JOBS[kind]
+        options = self._options(kind, tenant, session_id, dedup, (), args)
+        self.queue(spec.queue).enqueue_in(
+            timedelta(seconds=max(delay_s, 0.0)),
+            spec.func,
+            job_timeout=self.settings.jobs.job_timeout_s,
+            **options,
+        )
+        return str(options["job_id"])
+
+    def _options(
+        self,
+        kind: JobKind,
+        tenant: TenantId,
+        session_id: str,
+        dedup: str | int | None,
+        outbox_ids: Sequence[int],
+        args: Mapping[str, Primitive],
+    ) -> dict[str, Any]:
+        """RQ's options for one job: arguments, id, ``job.meta``, TTLs, retries."""
+        suffix = str(dedup) if dedup is not None else secrets.token_hex(6)
+        meta: dict[str, object] = {"tenant": tenant.namespace, "kind": kind, "session": session_id}
+        if outbox_ids:
+            meta["outbox"] = [int(i) for i in outbox_ids]
+        return {
+            "args": (str(tenant), session_id),
+            "kwargs": dict(args),
+            "result_ttl": RESULT_TTL_S,
+            "failure_ttl": FAILURE_TTL_S,
+            "description": f"{kind} {tenant.namespace} {session_id}",
+            "job_id": job_id(kind, tenant, session_id, suffix),
+            "meta": meta,
+            "retry": self.retry(),
+        }
 
     def enqueue_payload(
         self,

@@ -64,6 +64,15 @@ def _listing(title: str, items: list[str], empty: str, marks: dict[str, str]) ->
         click.echo(f"  {item}{marks.get(item, '')}")
 
 
+def _assistant_marks(ai_peer: str, peers: list[str]) -> dict[str, str]:
+    """Labels for the assistant peers: one per user peer, and the shared one of old versions."""
+    marks = {ai_peer: "  (the assistant shared by every tenant before per-user assistants)"}
+    for peer in peers:
+        if peer.startswith(f"{ai_peer}__"):
+            marks[peer] = f"  (the assistant of {peer.removeprefix(ai_peer + '__')})"
+    return marks
+
+
 @click.group(context_settings=CONTEXT_SETTINGS)
 def honcho() -> None:
     """The Honcho memory provider: server, peers, sessions, recall mode, erasure."""
@@ -96,7 +105,7 @@ def peers() -> None:
         f"{len(found)} peer(s) in workspace {workspace}:",
         found,
         f"no peers in workspace {workspace}",
-        {settings.honcho.ai_peer: "  (the assistant)"},
+        _assistant_marks(settings.honcho.ai_peer, found),
     )
 
 
@@ -117,11 +126,12 @@ def sessions(tenant: TenantId | None) -> None:
 def peer(tenant: TenantId) -> None:
     """The DM peer of TENANT (e.g. telegram:123): cards, representation, recent conclusions."""
     from providers.honcho.client import HonchoCallError
-    from providers.honcho.identity import configured_flags, tenant_peer_id
+    from providers.honcho.identity import assistant_peer_id, configured_flags, tenant_peer_id
 
     settings = settings_or_exit()
     config = settings.honcho
-    peer_id, ai = tenant_peer_id(tenant, config), config.ai_peer
+    peer_id = tenant_peer_id(tenant, config)
+    ai = assistant_peer_id(config.ai_peer, peer_id)
     user_flags, ai_flags = configured_flags(config)
     # The perspective recall reads from: the assistant's view when it observes the user.
     ai_observes = bool(ai_flags.others) and user_flags.me is not False
@@ -129,7 +139,11 @@ def peer(tenant: TenantId) -> None:
     with connected(settings) as provider:
         client = provider.client()
         try:
-            own_card = client.get_card(peer_id)
+            own_card = client.get_card(peer_id) or []
+            # The assistant peer exists once the tenant's session was joined since the
+            # upgrade to per-user assistants; the user peer may be older.
+            ai_exists = ai in client.peers({"id": ai})
+            ai_card = (client.get_card(ai, peer_id) or []) if ai_exists else []
         except HonchoCallError as exc:
             if not exc.not_found:
                 raise
@@ -137,8 +151,8 @@ def peer(tenant: TenantId) -> None:
                 f"no Honcho peer {peer_id!r} for {tenant} in workspace {config.workspace} "
                 "(it is created with the tenant's first synced turn)"
             ) from None
-        ai_card = client.get_card(ai, peer_id)
-        representation = client.representation(observer, target)
+        seen = ai_exists or observer != ai
+        representation = client.representation(observer, target) if seen else ""
         session_ids = client.sessions({"metadata": {"tenant": str(tenant)}})
         conclusions = client.list_conclusions(ai, peer_id, limit=RECENT_CONCLUSIONS)
         conclusions += client.list_conclusions(peer_id, peer_id, limit=RECENT_CONCLUSIONS)

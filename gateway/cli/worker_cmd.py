@@ -11,7 +11,7 @@ from redis.exceptions import RedisError
 from rq import SimpleWorker, Worker
 
 from gateway.cli.common import settings_or_exit
-from workers import context
+from workers import context, logs
 from workers.jobs import tag_failure
 from workers.queues import QUEUE_ORDER, JobQueues, one_line
 
@@ -62,6 +62,7 @@ def worker(queues: tuple[str, ...], burst: bool, name: str | None, simple: bool)
             f"cannot reach Redis at {_where(settings.redis_url)}: {one_line(exc)}"
         ) from None
     chosen = [q for q in QUEUE_ORDER if not queues or q in queues]
+    logs.install()
     context.configure(settings)
     worker_class = SimpleWorker if simple else Worker
     try:

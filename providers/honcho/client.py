@@ -231,9 +231,11 @@ class HonchoClient:
             found = Peer(peer_id, self._retrying).search(query, filters=filters, limit=limit)
             return [_message(item) for item in found]
 
-    def get_card(self, observer: str, target: str | None = None) -> list[str]:
+    def get_card(self, observer: str, target: str | None = None) -> list[str] | None:
+        """The card ``observer`` keeps about ``target`` (itself when None); None if never set."""
         with _translated("get peer card"):
-            return list(Peer(observer, self._retrying).get_card(target) or [])
+            card = Peer(observer, self._retrying).get_card(target)
+            return None if card is None else list(card)
 
     def set_card(self, observer: str, card: Sequence[str], target: str | None = None) -> list[str]:
         with _translated("set peer card"):
@@ -308,6 +310,12 @@ class HonchoClient:
             )
             return answer if isinstance(answer, str) else ""
 
+    def queue_idle(self, *, session: str) -> bool:
+        """Whether Honcho's deriver has no pending or running work for ``session``."""
+        with _translated("read queue status"):
+            status = self._retrying.queue_status(session=session)
+            return status.pending_work_units + status.in_progress_work_units == 0
+
     # -- conclusions -------------------------------------------------------------------------
 
     def create_conclusions(
@@ -324,12 +332,20 @@ class HonchoClient:
             return [conclusion.id for conclusion in view.create(items)]
 
     def list_conclusions(
-        self, observer: str, observed: str, *, limit: int = LIST_PAGE, newest_first: bool = True
+        self,
+        observer: str,
+        observed: str,
+        *,
+        limit: int = LIST_PAGE,
+        newest_first: bool = True,
+        session: str | None = None,
     ) -> list[FoundConclusion]:
+        """What ``observer`` concluded about ``observed`` (only from ``session`` when given)."""
         with _translated("list conclusions"):
             view = Peer(observer, self._retrying).conclusions_of(observed)
             # Honcho lists newest first; ``reverse`` asks for the oldest first.
-            page = view.list(size=min(limit, LIST_PAGE), reverse=not newest_first)
+            size = min(limit, LIST_PAGE)
+            page = view.list(size=size, session=session, reverse=not newest_first)
             found: list[FoundConclusion] = []
             for item in page:
                 found.append(

@@ -7,8 +7,11 @@
   ``<user peer>__<group namespace>``. Honcho's reasoning, cards, conclusions and message
   recall are all per peer, so nothing learned in a DM can reach a group reply and nothing
   said in the group can reach the DM profile — by construction, not by filtering.
-* **AI peer**: ``ctx.ai_peer_id`` (``honcho.ai_peer``), shared by every tenant; its own
-  self-view is therefore only ever read within one session.
+* **Assistant peer**: one per user peer, ``<honcho.ai_peer>__<user peer>`` (e.g.
+  ``mnemogate__telegram-123``), never shared between tenants or scopes. Honcho's dialectic
+  answers from every session of the peer that asks, and the assistant is the peer that
+  asks whenever it observes the user: a single assistant peer in everyone's sessions would
+  recall one tenant's words for another. Per scope, its sessions are the scope's sessions.
 * **Session**: one per session key, ``peer_prefix + namespace + "__" + escaped key``.
   Namespaces never contain ``__`` (``_`` only starts a ``_XX`` escape), so two tenants can
   never share a Honcho session, and a group peer never collides with a tenant's peer.
@@ -82,6 +85,11 @@ def tenant_peer_id(tenant: TenantId, settings: HonchoSettings) -> str:
     )
 
 
+def assistant_peer_id(ai_peer: str, user_peer: str) -> str:
+    """The assistant peer that talks with ``user_peer`` (and with no one else)."""
+    return f"{ai_peer}__{user_peer}"
+
+
 def session_id_for(prefix: str, namespace: str, session_key: str) -> str:
     """A Honcho-safe (``[A-Za-z0-9_-]``), per-tenant session id for ``session_key``."""
     readable = f"{prefix}{namespace}__{escape_id(session_key)}"
@@ -98,6 +106,7 @@ class Identity:
     user_peer: str
     ai_peer: str
     session: str
+    former_ai: str  # ``honcho.ai_peer``: the assistant every tenant shared before
     scope: str  # the memory scope key; messages carry it so DM searches skip group talk
     isolated: bool
 
@@ -144,9 +153,11 @@ class Sessions:
         self._peer_metadata: dict[str, dict[str, object]] = {}
 
     def identity(self, ctx: ProviderContext) -> Identity:
+        user_peer = user_peer_id(ctx, self._settings.peer_aliases)
         return Identity(
-            user_peer=user_peer_id(ctx, self._settings.peer_aliases),
-            ai_peer=ctx.ai_peer_id,
+            user_peer=user_peer,
+            ai_peer=assistant_peer_id(ctx.ai_peer_id, user_peer),
+            former_ai=ctx.ai_peer_id,
             session=session_id_for(self._settings.peer_prefix, ctx.namespace, ctx.session_key),
             scope=ctx.memory_scope_key,
             isolated=is_isolated(ctx),

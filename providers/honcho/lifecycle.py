@@ -1,32 +1,32 @@
-"""One-off work on a tenant's Honcho data: first-session migration and erasure.
+"""First-session migration of a tenant's curated memory into Honcho.
 
-**Migration.** The first time a tenant's DM session joins Honcho, the entries of their
+The first time a tenant's DM session joins Honcho, the entries of their
 private ``USER.md`` (who the user is) and ``MEMORY.md`` (the agent's notes about them) are
 stored as conclusions about the user peer, so Honcho starts from what mnemogate already
 knows. A marker in the peer's metadata (``mnemogate_migrated``: namespace → time) records
 it; entries Honcho already holds as conclusions are not sent again, so a migration cut
 short is simply redone. Group scopes are never migrated.
 
-**Erasure.** Honcho can delete sessions (with their messages, asynchronously on its side)
-and conclusions, and a peer card can be emptied; it cannot delete a peer. :func:`erase`
-removes all it can for the tenant's peer and its group peers, and lists the peers that
-stay (empty). Conclusions about an aliased peer shared with another tenant go too.
+**Adoption.** Earlier versions had one assistant peer shared by every tenant; now each
+user peer has its own (see :mod:`~providers.honcho.identity`). The first time a scope's
+session is joined, what the shared assistant had concluded about this user, and its card
+about them, are copied to the scope's own assistant (marker ``mnemogate_assistant`` in the
+user peer's metadata), so an upgrade loses nothing the user told the bot.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime
-from functools import partial
 
 from gateway.memory.store import MemoryStore
-from gateway.tenants import MemoryScope, TenantId
+from gateway.tenants import MemoryScope
 from providers.base import ProviderContext
-from providers.honcho.client import HonchoCallError, HonchoClient
 from providers.honcho.identity import Sessions, SessionState
+from providers.honcho.scope import TenantScope
 from providers.honcho.sync import strip_fences
 
 MIGRATED_KEY = "mnemogate_migrated"
+ADOPTED_KEY = "mnemogate_assistant"  # the per-user assistant that took over the shared one
 NOTE_PREFIX = "Agent note: "
 ALL = 100_000
 
@@ -39,71 +39,53 @@ def needs_migration(sessions: Sessions, state: SessionState, ctx: ProviderContex
 
 
 def migrate(
-    client: HonchoClient,
-    sessions: Sessions,
-    state: SessionState,
-    ctx: ProviderContext,
-    store: MemoryStore,
+    scope: TenantScope, sessions: Sessions, ctx: ProviderContext, store: MemoryStore
 ) -> int:
     """Send the tenant's USER.md and MEMORY.md entries as conclusions; how many were new."""
-    scope = MemoryScope.private(ctx.tenant)
-    about_user = [strip_fences(entry.text) for entry in store.read(scope, "user")]
-    notes = [strip_fences(entry.text) for entry in store.read(scope, "memory")]
+    private = MemoryScope.private(ctx.tenant)
+    about_user = [strip_fences(entry.text) for entry in store.read(private, "user")]
+    notes = [strip_fences(entry.text) for entry in store.read(private, "memory")]
     contents = [text for text in about_user if text]
     contents += [NOTE_PREFIX + text for text in notes if text]
     contents = list(dict.fromkeys(contents))
-    observer, _ = state.perspective()
-    user = state.ident.user_peer
+    user = scope.ident.user_peer
     created = 0
     if contents:
-        held = {item.content for item in client.list_conclusions(observer, user, limit=ALL)}
+        held = {item.content for item in scope.conclusions(limit=ALL)}
         new = [text for text in contents if text not in held]
-        created = len(client.create_conclusions(observer, user, new, state.ident.session))
+        created = len(scope.conclude(new)) if new else 0
     metadata = sessions.peer_metadata(user)
     marker = metadata.get(MIGRATED_KEY)
     done = dict(marker) if isinstance(marker, dict) else {}
     done[ctx.namespace] = datetime.now(UTC).isoformat(timespec="seconds")
     metadata[MIGRATED_KEY] = done
-    client.set_peer_metadata(user, metadata)
+    scope.set_user_metadata(metadata)
     sessions.remember_peer_metadata(user, metadata)
     return created
 
 
-def erase(
-    client: HonchoClient, tenant: TenantId, user_peer: str, ai_peer: str
-) -> tuple[int, list[str]]:
-    """Delete the tenant's sessions, conclusions and cards; (items removed, what stays).
+def needs_adoption(sessions: Sessions, state: SessionState) -> bool:
+    """Whether the scope's assistant has not yet taken over what the shared one knew."""
+    adopted = sessions.peer_metadata(state.ident.user_peer).get(ADOPTED_KEY)
+    return state.ai_observes_user and adopted != state.ident.ai_peer
 
-    The tenant's peers are its own and the group peers found among its sessions' members.
+
+def adopt(scope: TenantScope, sessions: Sessions) -> int:
+    """Copy the formerly shared assistant's conclusions and card about this user to the
+    scope's own assistant (what it knew stays known); how many conclusions were new.
+
+    Only what the shared peer concluded *about this user* is read, never a dialectic or
+    representation of it (those would search every tenant's sessions).
     """
-    sessions = client.sessions({"metadata": {"tenant": str(tenant)}})
-    peers = [user_peer]
-    for session_id in sessions:
-        peers += [p for p in client.session_peers(session_id) if p not in (ai_peer, *peers)]
-    removed = 0
-    for session_id in sessions:
-        removed += _gone(partial(client.delete_session, session_id))
-    for peer in peers:
-        for observer, observed in ((ai_peer, peer), (peer, peer), (peer, ai_peer)):
-            for item in client.list_conclusions(observer, observed, limit=ALL):
-                removed += _gone(partial(client.delete_conclusion, item.id))
-        for observer, target in ((peer, None), (ai_peer, peer)):
-            if client.get_card(observer, target):
-                client.set_card(observer, [], target)
-                removed += 1
-        client.set_peer_metadata(peer, {})
-    stays = [
-        f"Honcho peer {peer!r} (Honcho cannot delete peers; it is left empty)" for peer in peers
-    ]
-    return removed, stays
-
-
-def _gone(delete: Callable[[], None]) -> int:
-    """Run a delete; 1 if it removed something, 0 if it was already gone (404)."""
-    try:
-        delete()
-    except HonchoCallError as exc:
-        if exc.not_found:
-            return 0
-        raise
-    return 1
+    contents, card = scope.former_view()
+    held = {item.content for item in scope.conclusions(limit=ALL)}
+    new = list(dict.fromkeys(text for text in contents if text not in held))
+    created = len(scope.conclude(new)) if new else 0
+    if card and not scope.card():
+        scope.set_card(card)
+    user = scope.ident.user_peer
+    metadata = sessions.peer_metadata(user)
+    metadata[ADOPTED_KEY] = scope.ident.ai_peer
+    scope.set_user_metadata(metadata)
+    sessions.remember_peer_metadata(user, metadata)
+    return created

@@ -34,10 +34,11 @@ from providers.base import (
     SyncedTurn,
     tool_error,
 )
-from providers.honcho import lifecycle
+from providers.honcho import erasure, lifecycle
 from providers.honcho.client import HonchoCallError, HonchoClient, HonchoConfigError
-from providers.honcho.identity import Sessions, SessionState, tenant_peer_id
+from providers.honcho.identity import Sessions
 from providers.honcho.recall import Recaller, clip
+from providers.honcho.scope import TenantScope
 from providers.honcho.sync import TurnSync, strip_fences
 from providers.honcho.tools import Tools, tool_schemas
 from providers.scoping import ScopeRecord
@@ -113,6 +114,12 @@ class HonchoProvider(MemoryProvider):
 
     def initialize(self, ctx: ProviderContext) -> None:
         state = self._sessions.join(ctx)
+        if lifecycle.needs_adoption(self._sessions, state):
+            try:
+                count = lifecycle.adopt(TenantScope(self.client(), state), self._sessions)
+                log.info("honcho: %s's assistant adopted %d conclusions", ctx.namespace, count)
+            except HonchoCallError as exc:  # the next initialize tries again
+                log.warning("honcho: assistant adoption for %s failed: %s", ctx.namespace, exc)
         if not (
             self.settings.migrate_memory_files
             and lifecycle.needs_migration(self._sessions, state, ctx)
@@ -120,7 +127,8 @@ class HonchoProvider(MemoryProvider):
             return
         try:
             store = MemoryStore(ctx.home, self._memory)
-            count = lifecycle.migrate(self.client(), self._sessions, state, ctx, store)
+            scope = TenantScope(self.client(), state)
+            count = lifecycle.migrate(scope, self._sessions, ctx, store)
             log.info("honcho: migrated %d memory entries of %s", count, ctx.namespace)
         except (HonchoCallError, MemoryStoreError) as exc:
             # The session works without it; the next initialize tries again.
@@ -135,17 +143,21 @@ class HonchoProvider(MemoryProvider):
     def recall(self, ctx: ProviderContext, query: RecallQuery) -> str:
         if self.settings.recall_mode == "tools":
             return ""
-        return self._joined(ctx, lambda client, state: self._recaller.recall(client, state, query))
+        return self._joined(ctx, lambda scope: self._recaller.recall(scope, query))
+
+    def is_caught_up(self, ctx: ProviderContext) -> bool:
+        """Whether Honcho's deriver has finished with this session (queue status)."""
+        return self._joined(ctx, lambda scope: scope.caught_up())
 
     def sync_turn(self, ctx: ProviderContext, turn: SyncedTurn) -> None:
-        self._joined(ctx, lambda client, state: self._turns.sync(client, state, ctx, turn))
+        self._joined(ctx, lambda scope: self._turns.sync(scope, ctx, turn))
 
     def handle_tool_call(self, ctx: ProviderContext, name: str, args: dict[str, Any]) -> str:
         if not self._schemas:
             return tool_error("Honcho tools are off here (recall_mode is 'context')")
         if name not in self._tools.names:
             return tool_error(f"unknown tool {name!r}; this provider offers honcho_* tools")
-        return self._joined(ctx, lambda client, state: self._tools.call(client, state, name, args))
+        return self._joined(ctx, lambda scope: self._tools.call(scope, name, args))
 
     def on_memory_write(self, ctx: ProviderContext, event: MemoryWriteEvent) -> None:
         """Mirror an entry added to a scope's USER.md as a conclusion about the scope's peer.
@@ -158,13 +170,7 @@ class HonchoProvider(MemoryProvider):
         if event.action != "add" or event.target != "user" or not content or not in_scope:
             return
 
-        def mirror(client: HonchoClient, state: SessionState) -> list[str]:
-            observer, _ = state.perspective()
-            return client.create_conclusions(
-                observer, state.ident.user_peer, [content], state.ident.session
-            )
-
-        self._joined(ctx, mirror)
+        self._joined(ctx, lambda scope: scope.conclude([content]))
 
     def on_session_end(self, ctx: ProviderContext, end: SessionEnd) -> None:
         """Flush: turns are sent by sync jobs as they finish, so only caches are dropped."""
@@ -173,9 +179,7 @@ class HonchoProvider(MemoryProvider):
         self._recaller.forget(session)
 
     def on_pre_compress(self, ctx: ProviderContext, messages: Sequence[Mapping[str, Any]]) -> str:
-        summary = self._joined(
-            ctx, lambda client, state: client.session_summary(state.ident.session)
-        )
+        summary = self._joined(ctx, lambda scope: scope.summary())
         if not summary:
             return ""
         limit = self.settings.max_section_chars
@@ -225,17 +229,20 @@ class HonchoProvider(MemoryProvider):
 
     def erase(self, tenant: TenantId, scopes: Sequence[ScopeRecord] = ()) -> tuple[int, list[str]]:
         """Erase what Honcho allows for ``tenant``: (items removed, what could not be erased)."""
-        user_peer = tenant_peer_id(tenant, self.settings)
         try:
-            return lifecycle.erase(self.client(), tenant, user_peer, self.settings.ai_peer)
+            return erasure.erase(self.client(), tenant, self.settings)
         finally:
             self._sessions.clear()  # the tenant's sessions are gone: rejoin from scratch
 
-    def _joined(self, ctx: ProviderContext, action: Callable[[HonchoClient, SessionState], T]) -> T:
-        """Run ``action`` in ``ctx``'s joined session; a 404 drops the cached join."""
+    def _joined(self, ctx: ProviderContext, action: Callable[[TenantScope], T]) -> T:
+        """Run ``action`` with the scope of ``ctx``'s joined session; a 404 drops the join.
+
+        This is the only place a :class:`TenantScope` is built for a context: every call a
+        turn, recall or tool makes goes through it.
+        """
         state = self._sessions.join(ctx)
         try:
-            return action(self.client(), state)
+            return action(TenantScope(self.client(), state))
         except HonchoCallError as exc:
             if exc.not_found:  # deleted on the server (erasure, operator): rejoin next time
                 self._sessions.forget(state.ident.session)
@@ -252,4 +259,11 @@ def _check_ids(settings: HonchoSettings) -> None:
         if not value or not set(value) <= _ID_CHARS:
             raise HonchoConfigError(
                 where, f"{where} = {value!r}: Honcho ids use only letters, digits, '_' and '-'"
+            )
+    # Assistant peers are "<ai_peer>__<user peer>": no user peer may look like one.
+    taken = f"{settings.ai_peer}__"
+    for where, value in named.items():
+        if where != "honcho.ai_peer" and value.startswith(taken):
+            raise HonchoConfigError(
+                where, f"{where} = {value!r} may not start with {taken!r} (assistant peers do)"
             )

@@ -1,12 +1,12 @@
 """Recall for the next turn: Honcho's base context plus a multi-pass dialectic answer.
 
-Everything is read about the peer of the context's memory scope (the tenant's peer, or in
-an isolated group its group peer: see :mod:`~providers.honcho.identity`).
+Everything is read through a :class:`~providers.honcho.scope.TenantScope`, about the peer
+of the context's memory scope (the tenant's peer, or in an isolated group its group peer:
+see :mod:`~providers.honcho.identity`), asked by the scope's own assistant peer.
 
 **Base context** is one session-context call (session summary, the user's representation
-and peer card from the AI's perspective when it observes the user, else the user's own)
-plus the AI peer's self-representation within this session — the AI peer is shared by
-every tenant, so its global self-view is never read.
+and peer card from the assistant's perspective when it observes the user, else the user's
+own) plus the scope's assistant peer's self-representation.
 
 **Dialectic** (``peer.chat``) runs ``dialectic_depth`` passes at most:
 
@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from gateway.security.fence import sanitize_recalled
 from gateway.settings import HonchoSettings
 from providers.base import RecallQuery
-from providers.honcho.client import HonchoCallError, HonchoClient, Level
-from providers.honcho.identity import SessionState
+from providers.honcho.client import HonchoCallError, Level
+from providers.honcho.scope import TenantScope
 
 log = logging.getLogger(__name__)
 
@@ -131,13 +131,13 @@ class Recaller:
         self._lock = threading.Lock()
         self._backoff: dict[str, tuple[int, int]] = {}  # session → (skip left, next skip)
 
-    def recall(self, client: HonchoClient, state: SessionState, query: RecallQuery) -> str:
-        base = self.base_context(client, state)
+    def recall(self, scope: TenantScope, query: RecallQuery) -> str:
+        base = self.base_context(scope)
         sections: list[tuple[str, str]] = []
         wanted = query.dialectic and not is_trivial(query.text)
-        if wanted and self._take_turn(state.ident.session):
+        if wanted and self._take_turn(scope.session):
             cold = not (base.get("representation") or base.get("card"))
-            passes = self._dialectic_or_none(client, state, query.text, cold=cold)
+            passes = self._dialectic_or_none(scope, query.text, cold=cold)
             if passes:
                 sections.append(("What Honcho reasons about this message", passes[-1].answer))
         sections.extend(
@@ -152,33 +152,19 @@ class Recaller:
         )
         return self.render(sections)
 
-    def base_context(
-        self, client: HonchoClient, state: SessionState, focus: str | None = None
-    ) -> dict[str, str]:
+    def base_context(self, scope: TenantScope, focus: str | None = None) -> dict[str, str]:
         """Summary, representation (curated around ``focus`` when given), card, AI self-view."""
-        ident = state.ident
-        observer, target = state.perspective()
-        view = client.session_context(
-            ident.session,
-            peer_target=ident.user_peer,
-            peer_perspective=observer if target else None,
-            limit_to_session=False,
-            tokens=self._settings.context_tokens,
-            search_query=focus or None,
-        )
+        view = scope.context(tokens=self._settings.context_tokens, focus=focus)
         found = {
             "summary": view.summary,
             "representation": view.representation,
             "card": "\n".join(f"- {line}" for line in view.peer_card),
         }
-        if state.ai.me:
-            # The AI peer is shared by every tenant: read its self-view of this session only.
-            found["ai_self"] = client.representation(ident.ai_peer, sessions=[ident.session])
+        if scope.state.ai.me:
+            found["ai_self"] = scope.assistant_self()
         return found
 
-    def dialectic(
-        self, client: HonchoClient, state: SessionState, text: str, *, cold: bool
-    ) -> list[Pass]:
+    def dialectic(self, scope: TenantScope, text: str, *, cold: bool) -> list[Pass]:
         """The passes run for ``text`` (an empty first answer ends the list).
 
         All passes share one budget, ``dialectic_timeout_s``: a later pass gets what is left
@@ -195,11 +181,11 @@ class Recaller:
             )
         else:
             prompt = f"Given what you know about this user, what is relevant to: {question}"
-        passes = [Pass("question", first_level, self.ask(client, state, prompt, first_level))]
+        passes = [Pass("question", first_level, self.ask(scope, prompt, first_level))]
         if not passes[0].answer:
-            self._back_off(state.ident.session)
+            self._back_off(scope.session)
             return []
-        self._reset(state.ident.session)
+        self._reset(scope.session)
         first = passes[0].answer
         if settings.dialectic_depth == 1 or sufficient(first, question):
             return passes
@@ -210,7 +196,7 @@ class Recaller:
             "Check this answer about the user against everything you know. List only missing "
             f"facts or contradictions, or reply NONE.\nQuestion: {question}\nAnswer: {first}"
         )
-        audit = self._later_pass(client, state, audit_prompt, audit_level, deadline)
+        audit = self._later_pass(scope, audit_prompt, audit_level, deadline)
         passes.append(Pass("audit", audit_level, audit))
         if not audit or _NOTHING.match(audit):
             return [*passes, Pass("final", first_level, first)]
@@ -220,26 +206,18 @@ class Recaller:
             "Merge these into one short, consistent answer about the user, preferring the "
             f"corrections.\nQuestion: {question}\nAnswer: {first}\nCorrections: {audit}"
         )
-        merged = self._later_pass(client, state, reconcile_prompt, first_level, deadline)
+        merged = self._later_pass(scope, reconcile_prompt, first_level, deadline)
         passes.append(Pass("reconcile", first_level, merged or f"{first}\nAlso: {audit}"))
         return passes
 
     def ask(
-        self,
-        client: HonchoClient,
-        state: SessionState,
-        prompt: str,
-        level: Level,
-        *,
-        deadline: float | None = None,
+        self, scope: TenantScope, prompt: str, level: Level, *, deadline: float | None = None
     ) -> str:
         """One ``peer.chat`` about the scope's peer, within ``deadline`` when given."""
-        observer, target = state.perspective()
         timeout = self._settings.dialectic_timeout_s
         if deadline is not None:
             timeout = max(deadline - time.monotonic(), MIN_PASS_S)
-        answer = client.chat(observer, prompt, target=target, level=level, timeout_s=timeout)
-        return answer.strip()
+        return scope.dialectic(prompt, level=level, timeout_s=timeout).strip()
 
     def render(self, sections: list[tuple[str, str]]) -> str:
         settings = self._settings
@@ -257,25 +235,21 @@ class Recaller:
             used += len(parts[-1]) + (2 if len(parts) > 1 else 0)
         return "\n\n".join(parts)
 
-    def _later_pass(
-        self, client: HonchoClient, state: SessionState, prompt: str, level: Level, deadline: float
-    ) -> str:
+    def _later_pass(self, scope: TenantScope, prompt: str, level: Level, deadline: float) -> str:
         """An audit or reconcile pass; on failure "" (logged): the answers so far stand."""
         try:
-            return self.ask(client, state, prompt, level, deadline=deadline)
+            return self.ask(scope, prompt, level, deadline=deadline)
         except HonchoCallError as exc:
-            log.warning("honcho dialectic pass skipped for %s: %s", state.ident.session, exc)
+            log.warning("honcho dialectic pass skipped for %s: %s", scope.session, exc)
             return ""
 
-    def _dialectic_or_none(
-        self, client: HonchoClient, state: SessionState, text: str, *, cold: bool
-    ) -> list[Pass]:
+    def _dialectic_or_none(self, scope: TenantScope, text: str, *, cold: bool) -> list[Pass]:
         try:
-            return self.dialectic(client, state, text, cold=cold)
+            return self.dialectic(scope, text, cold=cold)
         except HonchoCallError as exc:
             # The base context is still worth delivering; the failure is logged and the
             # next recall tries again.
-            log.warning("honcho dialectic skipped for %s: %s", state.ident.session, exc)
+            log.warning("honcho dialectic skipped for %s: %s", scope.session, exc)
             return []
 
     def _take_turn(self, session: str) -> bool:

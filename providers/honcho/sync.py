@@ -18,8 +18,9 @@ from contextlib import contextmanager
 
 from gateway.security.fence import sanitize_recalled
 from providers.base import ProviderContext, SyncedTurn
-from providers.honcho.client import HonchoCallError, HonchoClient, OutgoingMessage
+from providers.honcho.client import HonchoCallError, OutgoingMessage
 from providers.honcho.identity import SessionState
+from providers.honcho.scope import TenantScope
 
 CONTINUED = "[continued in the next message]"
 TURN_KEY = "mnemogate_turn"
@@ -93,19 +94,16 @@ class TurnSync:
         self._cond = threading.Condition()
         self._in_flight: set[tuple[str, str]] = set()
 
-    def sync(
-        self, client: HonchoClient, state: SessionState, ctx: ProviderContext, turn: SyncedTurn
-    ) -> int:
+    def sync(self, scope: TenantScope, ctx: ProviderContext, turn: SyncedTurn) -> int:
         """Post the turn unless Honcho already has it; how many messages were posted."""
-        messages = build_messages(state, ctx, turn, self._chunk_chars)
+        messages = build_messages(scope.state, ctx, turn, self._chunk_chars)
         if not messages:
             return 0
         key = turn_key(turn)
-        with self._claim(state.ident.session, key):
-            filters: dict[str, object] = {"metadata": {TURN_KEY: key}}
-            if client.find_messages(state.ident.session, filters, limit=1):
+        with self._claim(scope.session, key):
+            if scope.has_message({TURN_KEY: key}):
                 return 0
-            return client.add_messages(state.ident.session, messages)
+            return scope.post(messages)
 
     @contextmanager
     def _claim(self, session: str, key: str) -> Iterator[None]:

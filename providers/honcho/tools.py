@@ -4,8 +4,9 @@ No tool takes a tenant, peer or session argument: who the user is comes from the
 the gateway built. Answers are JSON, every text sanitized of fence tags and the whole
 capped at ``max_tool_result_chars``. Bad arguments get an error answer; a failing server
 raises :class:`~providers.honcho.client.HonchoCallError` for the manager to log and count.
-Every tool works on the peer of the context's memory scope: in an isolated group chat that
-is the group peer, so the tools see and change only what belongs to that group.
+Every tool works through the :class:`~providers.honcho.scope.TenantScope` of the context:
+on the peer of its memory scope (in an isolated group chat the group peer, so the tools see
+and change only what belongs to that group), asked by that scope's own assistant peer.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from typing import Any
 from gateway.security.fence import sanitize_recalled
 from gateway.settings import HonchoSettings
 from providers.base import tool_error
-from providers.honcho.client import HonchoClient, Level
-from providers.honcho.identity import SessionState
+from providers.honcho.client import Level
 from providers.honcho.recall import LEVELS, Recaller, cap_level, clip
+from providers.honcho.scope import TenantScope
 
 MAX_SEARCH = 20
 CARD_LINES = 40
@@ -28,7 +29,7 @@ LEVEL_GUIDE = (
     "questions; medium: questions that combine several observations; high: behaviour "
     "patterns and contradictions; max: exhaustive audit-level analysis (slow, costly)."
 )
-Handler = Callable[[HonchoClient, SessionState, dict[str, Any]], dict[str, Any] | str]
+Handler = Callable[[TenantScope, dict[str, Any]], dict[str, Any] | str]
 
 
 def _function(
@@ -124,63 +125,52 @@ class Tools:
     def names(self) -> frozenset[str]:
         return frozenset(self._handlers)
 
-    def call(
-        self, client: HonchoClient, state: SessionState, name: str, args: dict[str, Any]
-    ) -> str:
+    def call(self, scope: TenantScope, name: str, args: dict[str, Any]) -> str:
         handler = self._handlers.get(name)
         if handler is None:
             known = ", ".join(sorted(self._handlers))
             return tool_error(f"unknown tool {name!r}; this provider offers {known}")
-        answer = handler(client, state, args)
+        answer = handler(scope, args)
         if isinstance(answer, str):
             return tool_error(answer)
         return self._dump({"success": True, **answer})
 
-    def _profile(
-        self, client: HonchoClient, state: SessionState, args: dict[str, Any]
-    ) -> dict[str, Any] | str:
-        observer, target = state.perspective()
+    def _profile(self, scope: TenantScope, args: dict[str, Any]) -> dict[str, Any] | str:
         action = args.get("action")
         if action == "replace":
             card = args.get("card")
             if not isinstance(card, list) or not all(isinstance(line, str) for line in card):
                 return "'card' must be a list of strings (every line of the new card)"
             lines = [line.strip() for line in card if line.strip()][:CARD_LINES]
-            return {"card": client.set_card(observer, lines, target)}
+            return {"card": scope.set_card(lines)}
         if action != "read":
             return "'action' must be 'read' or 'replace'"
-        conclusions = client.list_conclusions(observer, state.ident.user_peer, limit=20)
+        conclusions = scope.conclusions(limit=20)
         return {
-            "card": client.get_card(observer, target),
+            "card": scope.card(),
             "conclusions": [{"id": item.id, "content": item.content} for item in conclusions],
         }
 
-    def _search(
-        self, client: HonchoClient, state: SessionState, args: dict[str, Any]
-    ) -> dict[str, Any] | str:
+    def _search(self, scope: TenantScope, args: dict[str, Any]) -> dict[str, Any] | str:
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
             return "'query' must be a non-empty string"
         limit = args.get("limit", 5)
         limit = max(1, min(limit if isinstance(limit, int) else 5, MAX_SEARCH))
-        found = client.search_peer(state.ident.user_peer, query.strip(), limit=limit)
+        found = scope.search(query.strip(), limit=limit)
         return {
             "messages": [{"date": item.created_at[:10], "text": item.content} for item in found]
         }
 
-    def _context(
-        self, client: HonchoClient, state: SessionState, args: dict[str, Any]
-    ) -> dict[str, Any] | str:
+    def _context(self, scope: TenantScope, args: dict[str, Any]) -> dict[str, Any] | str:
         query = args.get("query")
         if query is not None and not isinstance(query, str):
             return "'query' must be a string"
         focus = query.strip()[: self._settings.dialectic_max_input_chars] if query else None
-        base = self._recaller.base_context(client, state, focus)
+        base = self._recaller.base_context(scope, focus)
         return {key: value for key, value in base.items() if value}
 
-    def _reasoning(
-        self, client: HonchoClient, state: SessionState, args: dict[str, Any]
-    ) -> dict[str, Any] | str:
+    def _reasoning(self, scope: TenantScope, args: dict[str, Any]) -> dict[str, Any] | str:
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
             return "'query' must be a non-empty string"
@@ -193,31 +183,25 @@ class Tools:
             level = LEVELS[LEVELS.index(chosen)]
         level = cap_level(level, settings.reasoning_level_cap)
         question = query.strip()[: settings.dialectic_max_input_chars]
-        answer = self._recaller.ask(client, state, question, level)
+        answer = self._recaller.ask(scope, question, level)
         return {"answer": answer or "Honcho has nothing on this yet.", "reasoning_level": level}
 
-    def _conclude(
-        self, client: HonchoClient, state: SessionState, args: dict[str, Any]
-    ) -> dict[str, Any] | str:
-        observer, _ = state.perspective()
-        user = state.ident.user_peer
+    def _conclude(self, scope: TenantScope, args: dict[str, Any]) -> dict[str, Any] | str:
         action = args.get("action")
         if action == "create":
             content = args.get("content")
             if not isinstance(content, str) or not content.strip():
                 return "'content' must be the fact to record"
-            ids = client.create_conclusions(observer, user, [content.strip()], state.ident.session)
+            ids = scope.conclude([content.strip()])
             return {"conclusion_id": ids[0] if ids else None}
         if action != "delete":
             return "'action' must be 'create' or 'delete'"
         wanted = args.get("conclusion_id")
         if not isinstance(wanted, str) or not wanted.strip():
             return "'conclusion_id' must be an id listed by honcho_profile"
-        # Only this user's conclusions may be deleted: check ownership before deleting.
-        owned = {item.id for item in client.list_conclusions(observer, user, limit=1000)}
-        if wanted.strip() not in owned:
+        # Only this user's conclusions may be deleted: the scope checks ownership first.
+        if not scope.delete_conclusion(wanted.strip()):
             return f"no conclusion {wanted.strip()!r} about this user; see honcho_profile"
-        client.delete_conclusion(wanted.strip())
         return {"deleted": wanted.strip()}
 
     def _dump(self, payload: dict[str, Any]) -> str:

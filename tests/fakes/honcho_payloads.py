@@ -55,6 +55,8 @@ class PeerRec:
     created_at: datetime
     metadata: dict[str, Any] = field(default_factory=dict)
     configuration: dict[str, Any] = field(default_factory=dict)
+    # Not served by the API, as in Honcho: peer cards live here (see card_label).
+    internal_metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -98,8 +100,15 @@ class WorkspaceRec:
     sessions: dict[str, SessionRec] = field(default_factory=dict)
     messages: list[MessageRec] = field(default_factory=list)
     conclusions: list[ConclusionRec] = field(default_factory=list)
-    cards: dict[tuple[str, str], list[str]] = field(default_factory=dict)
-    derived_units: int = 0
+    # Honcho's (observer, observed) collection rows: made with a pair's first conclusion,
+    # never deleted through the API (not even with the conclusions or the sessions).
+    collections: set[tuple[str, str]] = field(default_factory=set)
+    # Messages the deriver has not processed yet (queue status counts them as pending).
+    pending: list[MessageRec] = field(default_factory=list)
+    done_units: dict[str, int] = field(default_factory=dict)  # session → derived messages
+
+    def derived(self, message: MessageRec) -> bool:
+        return all(item is not message for item in self.pending)
 
 
 def workspace_json(ws: WorkspaceRec) -> dict[str, Any]:
@@ -195,15 +204,31 @@ def paging(query: Query) -> tuple[int, int]:
     return int(query_value(query, "page", "1") or 1), int(query_value(query, "size", "50") or 50)
 
 
-def queue_status_json(units: int, session_ids: list[str]) -> dict[str, Any]:
-    counts = {
-        "total_work_units": units,
-        "completed_work_units": units,
+def card_label(observer: str, target: str) -> str:
+    """Where Honcho keeps a card in the observer's internal metadata."""
+    return "peer_card" if observer == target else f"{target}_peer_card"
+
+
+def queue_counts(done: int, pending: int) -> dict[str, int]:
+    return {
+        "total_work_units": done + pending,
+        "completed_work_units": done,
         "in_progress_work_units": 0,
-        "pending_work_units": 0,
+        "pending_work_units": pending,
     }
-    sessions = {sid: {"session_id": sid, **counts} for sid in session_ids}
-    return {**counts, "sessions": sessions if units else None}
+
+
+def queue_status_json(per_session: dict[str, tuple[int, int]], *, filtered: bool) -> dict[str, Any]:
+    """The workspace's (or one session's) queue: ``per_session`` maps id → (done, pending)."""
+    done = sum(counts[0] for counts in per_session.values())
+    pending = sum(counts[1] for counts in per_session.values())
+    sessions = {
+        sid: {"session_id": sid, **queue_counts(*counts)}
+        for sid, counts in per_session.items()
+        if sum(counts)
+    }
+    # Honcho lists sessions only when the status is not filtered by session.
+    return {**queue_counts(done, pending), "sessions": None if filtered else sessions or None}
 
 
 def validation_error(loc: list[str | int], message: str, kind: str) -> dict[str, Any]:

@@ -1,16 +1,23 @@
 """The fake Honcho's state and one handler per route of the v3 API the SDK uses.
 
 Handlers take the workspace record, the path parameters, the query and the JSON body and
-return ``(status, payload)``. Messages are "derived" on arrival, as Honcho's deriver would
-once its queue drains: a message from P becomes the explicit conclusion ``"P said: …"``
-for P itself when P is observed (``observe_me``, session flag first, then the peer's) and
-for every other member that ``observe_others``.
+return ``(status, payload)``. Messages are "derived" by :mod:`~tests.fakes.honcho_deriver`.
+The dialectic works like Honcho's: the asking peer's conclusions about the target, plus a
+search over the messages of *every* session the asking peer belongs to — unless the request
+confines it to an allowlist of sessions. A peer shared by several users' sessions therefore
+recalls what any of them said. Peer cards live in the observer's internal metadata
+(``peer_card``, or ``<target>_peer_card``), which the API never serves or deletes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tests.fakes.honcho_deriver import (
+    Deriver,
+    add_conclusion,
+    touch_peer,
+)
 from tests.fakes.honcho_payloads import (
     ID_PATTERN,
     ConclusionRec,
@@ -19,6 +26,7 @@ from tests.fakes.honcho_payloads import (
     Query,
     SessionRec,
     WorkspaceRec,
+    card_label,
     conclusion_json,
     conclusions_about,
     dialectic_answer,
@@ -31,7 +39,6 @@ from tests.fakes.honcho_payloads import (
     peer_json,
     query_flag,
     query_value,
-    queue_status_json,
     ranked,
     representation_text,
     session_allowlist,
@@ -58,6 +65,7 @@ class World:
 
     def __init__(self) -> None:
         self.workspaces: dict[str, WorkspaceRec] = {}
+        self.deriver = Deriver()
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -80,19 +88,7 @@ class World:
 
     @staticmethod
     def _touch_peer(ws: WorkspaceRec, peer_id: str) -> PeerRec:
-        if peer_id not in ws.peers:
-            ws.peers[peer_id] = PeerRec(peer_id, now())
-        return ws.peers[peer_id]
-
-    def observe_me(self, ws: WorkspaceRec, session: SessionRec, peer_id: str) -> bool:
-        flag = session.members.get(peer_id, {}).get("observe_me")
-        if flag is None:
-            flag = self._touch_peer(ws, peer_id).configuration.get("observe_me")
-        return flag is not False
-
-    @staticmethod
-    def observe_others(session: SessionRec, peer_id: str) -> bool:
-        return bool(session.members.get(peer_id, {}).get("observe_others"))
+        return touch_peer(ws, peer_id)
 
     # -- workspaces, peers, sessions ----------------------------------------------------
 
@@ -162,6 +158,7 @@ class World:
         self.session(ws, p["session"])
         del ws.sessions[p["session"]]
         ws.messages = [m for m in ws.messages if m.session_id != p["session"]]
+        ws.pending = [m for m in ws.pending if m.session_id != p["session"]]
         ws.conclusions = [c for c in ws.conclusions if c.session_id != p["session"]]
         return 202, {"message": "Session deletion accepted"}
 
@@ -214,31 +211,8 @@ class World:
             )
             stored.append(message)
         ws.messages.extend(stored)
-        for message in stored:
-            self._derive(ws, session, message)
+        self.deriver.accept(ws, session, stored)
         return 201, [message_json(ws, message) for message in stored]
-
-    def _derive(self, ws: WorkspaceRec, session: SessionRec, message: MessageRec) -> None:
-        sender = message.peer_id
-        if not message.content.strip() or not self.observe_me(ws, session, sender):
-            return
-        observers = [sender] + [
-            peer_id
-            for peer_id in session.members
-            if peer_id != sender and self.observe_others(session, peer_id)
-        ]
-        for observer in observers:
-            ws.conclusions.append(
-                ConclusionRec(
-                    new_id(),
-                    observer,
-                    sender,
-                    f"{sender} said: {message.content}",
-                    session.id,
-                    message.created_at,
-                )
-            )
-            ws.derived_units += 1
 
     def list_messages(self, ws: WorkspaceRec, p: Params, q: Query, body: Any) -> Answer:
         self.session(ws, p["session"])
@@ -272,16 +246,23 @@ class World:
     def get_card(self, ws: WorkspaceRec, p: Params, q: Query, body: Any) -> Answer:
         self.peer(ws, p["peer"])
         target = query_value(q, "target") or p["peer"]
-        return 200, {"peer_card": ws.cards.get((p["peer"], target))}
+        return 200, {"peer_card": self._card(ws, p["peer"], target)}
+
+    @staticmethod
+    def _card(ws: WorkspaceRec, observer: str, target: str) -> list[str] | None:
+        peer = ws.peers.get(observer)
+        card = peer.internal_metadata.get(card_label(observer, target)) if peer else None
+        return list(card) if isinstance(card, list) else None
 
     def set_card(self, ws: WorkspaceRec, p: Params, q: Query, body: Any) -> Answer:
-        self.peer(ws, p["peer"])
+        peer = self.peer(ws, p["peer"])
         card = (body or {}).get("peer_card")
         if not isinstance(card, list):
             return 422, validation_error(["body", "peer_card"], "Field required", "missing")
         target = query_value(q, "target") or p["peer"]
-        ws.cards[(p["peer"], target)] = [str(line) for line in card]
-        return 200, {"peer_card": ws.cards[(p["peer"], target)]}
+        # Emptying a card keeps its key: the API has no way to remove it.
+        peer.internal_metadata[card_label(peer.id, target)] = [str(line) for line in card]
+        return 200, {"peer_card": self._card(ws, peer.id, target)}
 
     def representation(self, ws: WorkspaceRec, p: Params, q: Query, body: Any) -> Answer:
         self.peer(ws, p["peer"])
@@ -298,7 +279,7 @@ class World:
             "peer_id": p["peer"],
             "target_id": target,
             "representation": representation_text(found),
-            "peer_card": ws.cards.get((p["peer"], target)),
+            "peer_card": self._card(ws, p["peer"], target),
         }
 
     def session_context(self, ws: WorkspaceRec, p: Params, q: Query, body: Any) -> Answer:
@@ -319,7 +300,7 @@ class World:
             allowed = {session.id} if limited else (set(q["sessions"]) if "sessions" in q else None)
             found = conclusions_about(ws, observer, target, allowed)
             representation = representation_text(found) or None
-            card = None if allowed is not None else ws.cards.get((observer, target))
+            card = None if allowed is not None else self._card(ws, observer, target)
         last = messages[-1].id if messages else ""
         return 200, {
             "id": session.id,
@@ -344,17 +325,16 @@ class World:
         observed = body.get("target") or p["peer"]
         allowed = session_allowlist(body)
         facts = [c.content for c in conclusions_about(ws, p["peer"], observed, allowed)]
-        facts += [
-            m.content
-            for m in ws.messages
-            if m.peer_id == observed and (allowed is None or m.session_id in allowed)
-        ]
+        # Like Honcho's dialectic agent: search the messages of every session the asking
+        # peer is in (not just the target's), once the deriver has processed them.
+        joined = {sid for sid, s in ws.sessions.items() if p["peer"] in s.members}
+        searched = joined if allowed is None else joined & allowed
+        facts += [m.content for m in ws.messages if m.session_id in searched and ws.derived(m)]
         level = str(body.get("reasoning_level") or "low")
         return 200, {"content": dialectic_answer(query, facts, level)}
 
     def queue_status(self, ws: WorkspaceRec, p: Params, q: Query, body: Any) -> Answer:
-        """Everything is derived on arrival, so all work is done; one session listed."""
-        return 200, queue_status_json(ws.derived_units, list(ws.sessions)[:1])
+        return 200, self.deriver.status(ws, q)
 
     # -- conclusions -----------------------------------------------------------------------
 
@@ -375,7 +355,8 @@ class World:
             )
             for item in items
         ]
-        ws.conclusions.extend(created)
+        for item in created:
+            add_conclusion(ws, item)
         return 201, [conclusion_json(item) for item in created]
 
     def list_conclusions(self, ws: WorkspaceRec, p: Params, q: Query, body: Any) -> Answer:

@@ -65,14 +65,19 @@ def test_status_peers_and_sessions(fake: FakeHoncho, home: Path) -> None:
     status = cli(home, "status", **env)
     assert status.returncode == 0, status.stderr
     assert f"server: {fake.base_url} (reachable)" in status.stdout
-    assert "workspace: cli, peers: 3, sessions: 2" in status.stdout
+    assert "workspace: cli, peers: 4, sessions: 2" in status.stdout
     assert "recall mode: hybrid" in status.stdout
 
     peers = cli(home, "peers", **env)
     assert peers.returncode == 0, peers.stderr
     lines = peers.stdout.splitlines()
-    assert lines[0] == "3 peer(s) in workspace cli:"
-    assert sorted(lines[1:]) == ["  console-alice", "  console-bob", "  mnemogate  (the assistant)"]
+    assert lines[0] == "4 peer(s) in workspace cli:"
+    assert sorted(lines[1:]) == [
+        "  console-alice",
+        "  console-bob",
+        "  mnemogate__console-alice  (the assistant of console-alice)",
+        "  mnemogate__console-bob  (the assistant of console-bob)",
+    ]
 
     alice_session = session_id_for("", "console-alice", make_context(home, "alice").session_key)
     every = cli(home, "sessions", **env)
@@ -99,11 +104,11 @@ def test_peer_shows_card_representation_and_conclusions(fake: FakeHoncho, home: 
     out = shown.stdout
     assert out.startswith("peer: console-alice (console:alice, workspace cli)\nsessions: 1\n")
     assert "card (own): none" in out
-    assert "card (seen by mnemogate):\n  - Beekeeper in Lyon" in out
-    representation = out.split("representation (seen by mnemogate):", 1)[1]
+    assert "card (seen by mnemogate__console-alice):\n  - Beekeeper in Lyon" in out
+    representation = out.split("representation (seen by mnemogate__console-alice):", 1)[1]
     assert "console-alice said: I keep bees" in representation.split("recent conclusions:")[0]
     conclusions = out.split("recent conclusions:", 1)[1]
-    assert "console-alice said: I keep bees  (by mnemogate)" in conclusions
+    assert "console-alice said: I keep bees  (by mnemogate__console-alice)" in conclusions
     assert "console-alice said: I keep bees  (by console-alice)" in conclusions
     assert "stamps" not in out and "console-bob" not in out
 

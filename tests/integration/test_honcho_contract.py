@@ -23,7 +23,15 @@ from tests.fakes.honcho_server import FakeHoncho
 
 pytestmark = pytest.mark.integration
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "honcho"
+# ``shared/honcho`` next to the checkout (found from any worktree depth).
+SHARED = next(
+    (
+        parent / "shared" / "honcho"
+        for parent in Path(__file__).resolve().parents
+        if (parent / "shared" / "honcho").is_dir()
+    ),
+    Path(__file__).resolve().parents[3] / "shared" / "honcho",
+)
 PAIRS = SHARED / "real_honcho_3.0.12.jsonl"
 OPENAPI = SHARED / "openapi-3.0.12.json"
 # Objects whose keys are data (OpenAPI ``additionalProperties`` maps), not fields.
@@ -196,3 +204,26 @@ def test_the_fake_rejects_what_the_real_server_rejects() -> None:
         assert http.post("/v3/workspaces", json={"id": "w"}).status_code == 200
         assert http.get("/v3/workspaces/w/peers/nobody/card").status_code == 404
         assert http.post("/v3/workspaces/w/sessions/none/messages", json={}).status_code == 404
+
+
+def test_the_fakes_dialectic_searches_every_session_of_the_asking_peer() -> None:
+    """As Honcho's dialectic agent: the asker's sessions, unless an allowlist confines it."""
+    with FakeHoncho() as fake, httpx.Client(base_url=fake.base_url, timeout=10) as http:
+        http.post("/v3/workspaces", json={"id": "w"})
+        for user, text in (("carol", "my code word is ZEBRA42"), ("bob", "I like tea")):
+            http.post("/v3/workspaces/w/sessions", json={"id": f"s-{user}"})
+            http.post(
+                f"/v3/workspaces/w/sessions/s-{user}/messages",
+                json={"messages": [{"peer_id": user, "content": text}]},
+            )
+            http.post(f"/v3/workspaces/w/sessions/s-{user}/peers", json={"ai": {}})
+
+        def ask(**confine: Any) -> str:
+            body = {"query": "what is my code word?", "target": "bob", **confine}
+            return str(http.post("/v3/workspaces/w/peers/ai/chat", json=body).json()["content"])
+
+        assert "ZEBRA42" in ask()  # the shared asker is in carol's session too
+        assert "ZEBRA42" not in ask(filters={"session_id": {"in": ["s-bob"]}})
+        assert "ZEBRA42" not in ask(session_id="s-bob")
+        alone = http.post("/v3/workspaces/w/peers/bob/chat", json={"query": "code word?"})
+        assert "ZEBRA42" not in str(alone.json()["content"])  # bob is only in his own session

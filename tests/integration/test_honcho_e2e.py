@@ -29,22 +29,26 @@ from gateway.routing import Conversation
 from gateway.security.fence import FENCE_CLOSE, FENCE_OPEN
 from gateway.settings import Settings
 from providers.base import ProviderContext
-from providers.honcho.identity import session_id_for
-from tests.fakes.honcho_payloads import MessageRec, WorkspaceRec
+from tests.fakes.honcho_payloads import MessageRec
 from tests.fakes.honcho_server import FakeHoncho
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.script import Script, chat_requests
-from tests.integration.background import burst, installed_context, make_settings, turns, work
+from tests.integration.background import burst, installed_context, turns, work
 from tests.integration.conftest import free_port
+from tests.integration.honcho_harness import (
+    BUDGET,
+    honcho_session,
+    honcho_settings,
+    last_user_message,
+    world,
+)
 from workers.queues import JobQueues
 
 pytestmark = pytest.mark.integration
 
 ALICE = Conversation.console("alice")
 BOB = Conversation.console("bob")
-WORKSPACE = "e2e"
-AI = "mnemogate"
-BUDGET = 0.3  # recall.first_turn_budget_s
+AI = "mnemogate__console-alice"  # the assistant peer that talks with alice
 Build = Callable[..., Settings]
 
 
@@ -59,35 +63,14 @@ def settings_for(
     home: Path, redis_url: str, redis_prefix: str, fake_llm: FakeLLM, fake: FakeHoncho
 ) -> Build:
     def build(**overrides: dict[str, Any]) -> Settings:
-        values: dict[str, dict[str, Any]] = {
-            "llm": {"base_url": fake_llm.base_url, "model": "fake-model", "max_retries": 0},
-            "memory": {"provider": "honcho"},
-            "honcho": {"base_url": fake.base_url, "workspace": WORKSPACE, "read_retries": 0},
-            "recall": {"first_turn_budget_s": BUDGET},
-            "jobs": {"mode": "queue"},
-        }
-        for key, value in overrides.items():
-            values[key] = {**values.get(key, {}), **value}
-        return make_settings(home, redis_url, redis_prefix, **values)
+        return honcho_settings(home, redis_url, redis_prefix, fake_llm, fake, **overrides)
 
     return build
-
-
-def world(fake: FakeHoncho) -> WorkspaceRec:
-    return fake.world.workspaces[WORKSPACE]
-
-
-def honcho_session(conversation: Conversation) -> str:
-    return session_id_for("", conversation.tenant.namespace, conversation.session_key)
 
 
 def said(fake: FakeHoncho, conversation: Conversation) -> list[tuple[str, str]]:
     session = honcho_session(conversation)
     return [(m.peer_id, m.content) for m in world(fake).messages if m.session_id == session]
-
-
-def last_user_message(fake_llm: FakeLLM) -> str:
-    return str(chat_requests(fake_llm.requests)[-1]["messages"][-1]["content"])
 
 
 def outbox_payloads(settings: Settings, kind: str) -> list[dict[str, Any]]:
@@ -310,7 +293,7 @@ def test_two_tenants_peers_never_mix(
         peer = conversation.tenant.namespace
         session = ws.sessions[honcho_session(conversation)]
         assert session.metadata["tenant"] == str(conversation.tenant)
-        assert set(session.members) == {peer, AI}
+        assert set(session.members) == {peer, f"mnemogate__{peer}"}  # no peer in common
         mine: list[MessageRec] = [m for m in ws.messages if m.session_id == session.id]
         assert any(own in m.content for m in mine) and not any(other in m.content for m in mine)
         about = [c.content for c in ws.conclusions if c.observed_id == peer]

@@ -13,7 +13,6 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +20,12 @@ import pytest
 
 from gateway.memory.operations import Operation
 from gateway.memory.store import MemoryStore
-from gateway.routing import session_key
 from gateway.settings import HonchoSettings, MemorySettings, load_settings
-from gateway.tenants import MemoryScope, TenantId
+from gateway.tenants import MemoryScope
 from providers.base import (
     MemoryProvider,
-    MemoryWriteEvent,
     ProviderContext,
     RecallQuery,
-    SyncedTurn,
-    WriteMetadata,
 )
 from providers.contract import ProviderContract, make_context
 from providers.errors import ProviderError
@@ -41,10 +36,12 @@ from providers.manager import MemoryManager
 from providers.registry import load_provider
 from tests.fakes.honcho_payloads import WorkspaceRec
 from tests.fakes.honcho_server import FakeHoncho
+from tests.integration.honcho_harness import group_context, turn, write_event
 
 pytestmark = pytest.mark.integration
 
 Make = Callable[..., HonchoProvider]
+AI_ALICE = "mnemogate__console-alice"  # the assistant peer that talks with alice's peer
 
 
 @pytest.fixture(scope="module")
@@ -85,34 +82,9 @@ def alice(tmp_path: Path) -> ProviderContext:
     return make_context(tmp_path, "alice")
 
 
-def group_context(home: Path, user: str, group: str = "g1") -> ProviderContext:
-    tenant = TenantId.of("console", user)
-    return ProviderContext(
-        tenant=tenant,
-        namespace=tenant.namespace,
-        user_peer_id=tenant.namespace,
-        ai_peer_id="mnemogate",
-        session_id="gs1",
-        session_key=session_key("console", "group", group, user),
-        platform="console",
-        chat_type="group",
-        memory_scope_key=f"{tenant.namespace}.console-{group}",
-        home=home,
-    )
-
-
-def turn(user: str, assistant: str = "Noted.", turn_id: str = "t1") -> SyncedTurn:
-    return SyncedTurn(user, assistant, "s1", turn_id, datetime.now(UTC))
-
-
 def chats(fake: FakeHoncho, workspace: str) -> list[dict[str, Any]]:
     prefix = f"/v3/workspaces/{workspace}/"
     return [r.body for r in fake.requests if r.path.startswith(prefix) and r.path.endswith("/chat")]
-
-
-def write_event(ctx: ProviderContext, content: str, target: str = "user") -> MemoryWriteEvent:
-    meta = WriteMetadata("user-chat", datetime.now(UTC), ctx.memory_scope_key)
-    return MemoryWriteEvent("add", target, content, meta)  # type: ignore[arg-type]
 
 
 # -- identity -------------------------------------------------------------------------------
@@ -126,10 +98,11 @@ def test_each_tenant_is_its_own_peer_with_its_own_session(
     provider.initialize(alice)
     provider.initialize(bob)
     ws = world()
-    assert {"console-alice", "console-bob", "mnemogate"} <= set(ws.peers)
+    # Each user peer talks with an assistant peer of its own: no peer is in both sessions.
+    assert {"console-alice", "console-bob", AI_ALICE, "mnemogate__console-bob"} <= set(ws.peers)
     sessions = {s.metadata["tenant"]: s for s in ws.sessions.values()}
-    assert set(sessions["console:alice"].members) == {"console-alice", "mnemogate"}
-    assert set(sessions["console:bob"].members) == {"console-bob", "mnemogate"}
+    assert set(sessions["console:alice"].members) == {"console-alice", AI_ALICE}
+    assert set(sessions["console:bob"].members) == {"console-bob", "mnemogate__console-bob"}
     assert all(sid.startswith(s.metadata["scope"] + "__") for sid, s in ws.sessions.items())
 
 
@@ -139,7 +112,7 @@ def test_peer_aliases_map_a_tenant_to_another_peer(
     provider = make(peer_aliases={"console:alice": "dana"})
     provider.initialize(alice)
     provider.sync_turn(alice, turn("I am Dana"))
-    assert {m.peer_id for m in world().messages} == {"dana", "mnemogate"}
+    assert {m.peer_id for m in world().messages} == {"dana", "mnemogate__dana"}
 
 
 @pytest.mark.parametrize(
@@ -167,7 +140,7 @@ def test_observation_presets_set_session_flags(
 ) -> None:
     make(observation=preset).initialize(alice)
     (session,) = world().sessions.values()
-    assert session.members == {"console-alice": user, "mnemogate": ai}
+    assert session.members == {"console-alice": user, AI_ALICE: ai}
 
 
 def test_flag_overrides_and_server_side_config_win(
@@ -180,9 +153,9 @@ def test_flag_overrides_and_server_side_config_win(
     provider = make(observation="unified", ai_observe_me=True)
     provider.initialize(alice)
     (session,) = world().sessions.values()
-    assert session.members["mnemogate"]["observe_me"] is True
+    assert session.members[AI_ALICE]["observe_me"] is True
     # An operator turns the AI's observation of the user off in Honcho's UI ...
-    session.members["mnemogate"]["observe_others"] = False
+    session.members[AI_ALICE]["observe_others"] = False
     fresh = make(observation="unified")
     fresh.initialize(alice)
     fresh.sync_turn(alice, turn("I grow tomatoes"))
@@ -539,33 +512,6 @@ def test_a_group_in_private_mode_shares_the_dm_profile(
 # -- erasure, failures, configuration --------------------------------------------------------
 
 
-def test_erase_removes_what_honcho_allows_and_reports_the_peer(
-    make: Make, world: Callable[[], WorkspaceRec], tmp_path: Path
-) -> None:
-    provider = make()
-    alice, bob = make_context(tmp_path, "alice"), make_context(tmp_path, "bob")
-    for ctx in (alice, bob):
-        seeded(make, ctx) if ctx is bob else provider.initialize(ctx)
-    provider.sync_turn(alice, turn("I live in Lisbon"))
-    group = group_context(tmp_path, "alice")
-    provider.initialize(group)
-    provider.sync_turn(group, turn("Group talk"))
-    provider.on_memory_write(alice, write_event(alice, "Name is Alice"))
-    provider.handle_tool_call(alice, "honcho_profile", {"action": "replace", "card": ["Alice"]})
-    removed, stays = provider.erase(alice.tenant)
-    ws = world()
-    assert removed >= 3 and len(stays) == 2 and "console-alice__console-g1" in stays[1]
-    assert all(s.metadata["tenant"] != "console:alice" for s in ws.sessions.values())
-    mine = [c for c in ws.conclusions if c.observed_id.startswith("console-alice")]
-    assert not mine and not [c for c in ws.conclusions if c.observer_id.startswith("console-a")]
-    assert not [m for m in ws.messages if m.peer_id.startswith("console-alice")]
-    assert ws.cards.get(("mnemogate", "console-alice")) == []
-    assert [m for m in ws.messages if m.peer_id == "console-bob"]  # bob is untouched
-    assert provider.erase(alice.tenant)[0] == 0  # erasing twice is harmless
-    provider.sync_turn(alice, turn("Back again", turn_id="t9"))  # a fresh start works
-    assert [m.content for m in world().messages if m.peer_id == "console-alice"] == ["Back again"]
-
-
 def test_a_session_deleted_on_the_server_is_joined_again(
     make: Make, world: Callable[[], WorkspaceRec], alice: ProviderContext
 ) -> None:
@@ -604,6 +550,10 @@ def test_no_base_url_means_unavailable_and_no_client(
         provider.initialize(alice)
     with pytest.raises(HonchoConfigError, match="ai_peer"):
         HonchoProvider(HonchoSettings(ai_peer="has space"))
+    with pytest.raises(HonchoConfigError, match="peer_prefix"):  # would name assistant peers
+        HonchoProvider(HonchoSettings(ai_peer="bot", peer_prefix="bot__"))
+    with pytest.raises(HonchoConfigError, match="peer_aliases"):
+        HonchoProvider(HonchoSettings(peer_aliases={"console:x": "mnemogate__dana"}))
 
 
 def test_config_schema_and_save_config(tmp_path: Path) -> None:
