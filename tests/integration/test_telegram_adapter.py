@@ -81,6 +81,8 @@ def assert_previews_disabled(tg: FakeTelegram) -> None:
 async def test_dm_round_trip_with_typing_and_commands(tg: FakeTelegram) -> None:
     async def reply(message: InboundMessage) -> None:
         async with adapter.typing(message.chat_id, message.thread_id):
+            # A reply this fast could leave before "typing…" does; wait for it to be seen.
+            await wait_sent(tg, 1, "sendChatAction")
             await adapter.send(OutboundMessage(message.chat_id, f"**Hi** {message.text}"))
 
     inbox = Inbox(reply)
