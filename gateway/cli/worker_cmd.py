@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import logging
+import tempfile
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import click
 from redis import Redis
 from redis.exceptions import RedisError
-from rq import SimpleWorker, Worker
 
 from gateway.cli.common import settings_or_exit
+from gateway.errors import ConfigError
+from gateway.observability.endpoint import start_endpoint
+from gateway.observability.rq_worker import MeteredSimpleWorker, MeteredWorker
 from workers import context
 from workers.jobs import tag_failure
 from workers.queues import QUEUE_ORDER, JobQueues, one_line
@@ -63,7 +67,7 @@ def worker(queues: tuple[str, ...], burst: bool, name: str | None, simple: bool)
         ) from None
     chosen = [q for q in QUEUE_ORDER if not queues or q in queues]
     context.configure(settings)
-    worker_class = SimpleWorker if simple else Worker
+    worker_class = MeteredSimpleWorker if simple else MeteredWorker
     try:
         rq_worker = worker_class(
             JobQueues(connection, settings).queues(chosen),
@@ -72,11 +76,28 @@ def worker(queues: tuple[str, ...], burst: bool, name: str | None, simple: bool)
             exception_handlers=[tag_failure],
             log_job_description=False,  # descriptions are safe, but keep job arguments out
         )
-        rq_worker.work(burst=burst, with_scheduler=True, logging_level=settings.log_level)
-    except RedisError as exc:
-        raise click.ClickException(f"lost Redis: {one_line(exc)}") from None
-    except ValueError as exc:  # e.g. a live worker already has this name
+    except ValueError as exc:
         raise click.ClickException(one_line(exc)) from None
-    finally:
-        context.reset()
-        connection.close()
+
+    # Ready while RQ knows this worker: registered at start, gone again at a clean stop.
+    def registered() -> str | None:
+        return None if connection.exists(rq_worker.key) else "not registered with RQ (yet)"
+
+    with tempfile.TemporaryDirectory(prefix="mnemogate-metrics-") as spool:
+        try:
+            endpoint = start_endpoint(settings, "worker", registered)
+        except ConfigError as exc:
+            connection.close()
+            raise click.ClickException(str(exc)) from None
+        rq_worker.spool = Path(spool) if endpoint is not None else None
+        try:
+            rq_worker.work(burst=burst, with_scheduler=True, logging_level=settings.log_level)
+        except RedisError as exc:
+            raise click.ClickException(f"lost Redis: {one_line(exc)}") from None
+        except ValueError as exc:  # e.g. a live worker already has this name
+            raise click.ClickException(one_line(exc)) from None
+        finally:
+            if endpoint is not None:
+                endpoint.close()
+            context.reset()
+            connection.close()
