@@ -131,7 +131,7 @@ class Agent:
     ) -> TurnResult:
         """One user message → tool loop → reply, persisted; messages of a session in order."""
         tenant = conversation.tenant
-        with metrics.turn(tenant.platform) as timer, log_context(namespace=tenant.namespace):
+        with log_context(namespace=tenant.namespace), metrics.turn(tenant.platform) as timer:
             cleaned = self.check_input(text)
             async with self.session_lock(conversation):
                 return timer.result(await self._turn(conversation, cleaned, platform_message_id))

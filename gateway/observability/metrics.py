@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 from prometheus_client import Counter, Histogram
 
 log = logging.getLogger(__name__)
+turn_log = logging.getLogger("gateway.turns")
 F = TypeVar("F", bound=Callable[..., None])
 
 _LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
@@ -191,7 +192,10 @@ def turn(platform: str) -> Iterator[TurnTimer]:
         raise
     finally:
         _turn.reset(token)
-        _turn_done(platform, timer.outcome, time.perf_counter() - started, timer.model_s)
+        total = time.perf_counter() - started
+        _turn_done(platform, timer.outcome, total, timer.model_s)
+        # one line per turn for operators: figures only, never the text
+        turn_log.info("turn %s in %.3fs (model %.3fs)", timer.outcome, total, timer.model_s)
 
 
 @_hook
