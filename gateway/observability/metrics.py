@@ -118,6 +118,19 @@ def _hook(fn: F) -> F:
     return safe  # type: ignore[return-value]
 
 
+def _safe(fn: F) -> F:
+    """For hooks that only compute labels before calling a recorded one: never raise."""
+
+    @functools.wraps(fn)
+    def safe(*args: Any, **kwargs: Any) -> None:
+        try:
+            fn(*args, **kwargs)
+        except Exception:
+            log.debug("metric hook %s failed", fn.__name__, exc_info=True)
+
+    return safe  # type: ignore[return-value]
+
+
 def record_events() -> None:
     """From now on (in a work horse) remember every hook call for :func:`write_events`."""
     global _events
@@ -208,6 +221,7 @@ def _turn_done(platform: str, outcome: str, total_s: float, model_s: float) -> N
     TURN_SECONDS.labels("overhead").observe(max(0.0, total_s - model_s))
 
 
+@_safe
 def llm_call(model: str | None, usage: Any, seconds: float) -> None:
     """One answered model request: tokens by model; its time counts as the turn's model time."""
     timer = _turn.get()
@@ -225,6 +239,7 @@ def _llm(model: str, prompt: int, completion: int, cached: int) -> None:
 
 
 # --- tools and memory --------------------------------------------------------------------
+@_safe
 def tool_call(name: str, output: str) -> None:
     """A tool call the loop ran; ``output`` is the tool's JSON answer."""
     try:
@@ -239,6 +254,7 @@ def _tool(name: str, outcome: str) -> None:
     TOOL_CALLS.labels(name, outcome).inc()
 
 
+@_safe
 def memory_write(result: Any, *, staged: bool = False) -> None:
     """A memory tool call's WriteResult: applied, staged, or refused (why, as a category)."""
     if staged:
