@@ -115,7 +115,7 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> Non
     connections = Connections([entry.name for entry in configured_platforms(settings)])
     if not connections.wanted:
         log.error("%s; staying up, not ready, until stopped", NO_PLATFORM)
-    endpoint = start_endpoint(settings, "gateway", connections.problem)
+    endpoint = start_endpoint(settings, "gateway", lambda _redis: connections.problem())
     try:
         async with gateway_running(settings, connections) as gateway:
             tasks = [

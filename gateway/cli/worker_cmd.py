@@ -80,8 +80,8 @@ def worker(queues: tuple[str, ...], burst: bool, name: str | None, simple: bool)
         raise click.ClickException(one_line(exc)) from None
 
     # Ready while RQ knows this worker: registered at start, gone again at a clean stop.
-    def registered() -> str | None:
-        return None if connection.exists(rq_worker.key) else "not registered with RQ (yet)"
+    def registered(probe: Redis) -> str | None:
+        return None if probe.exists(rq_worker.key) else "not registered with RQ (yet)"
 
     with tempfile.TemporaryDirectory(prefix="mnemogate-metrics-") as spool:
         try:

@@ -2,7 +2,7 @@
 
 ``start_endpoint(settings, role, problem)`` does nothing when ``metrics.listen`` is unset.
 Otherwise it serves ``/metrics``, ``/healthz`` and ``/readyz``; the process is ready when
-Redis answers a PING, state.db answers a query and ``problem()`` (the role's own check:
+Redis answers a PING, state.db answers a query and ``problem(redis)`` (the role's check:
 platforms connected for ``run``, registered with RQ for ``worker``) returns None.
 """
 
@@ -25,7 +25,8 @@ from gateway.settings import Settings
 from workers.queues import one_line
 
 log = logging.getLogger(__name__)
-Problem = Callable[[], str | None]
+# the role's own readiness check, given the probe's Redis client (fails fast)
+Problem = Callable[[Redis], str | None]
 
 
 def probe_client(url: str) -> Redis:
@@ -52,7 +53,7 @@ class Readiness:
             self.db.read(lambda c: c.execute("SELECT 1").fetchone())
         except Exception as exc:
             return False, f"state.db unreadable: {one_line(exc)}"
-        reason = self.problem()
+        reason = self.problem(self.redis)
         return (False, reason) if reason else (True, "ready")
 
     def close(self) -> None:
