@@ -41,7 +41,7 @@ if ! podman image exists localhost/debian-minbase:bookworm; then
   step "debootstrap bookworm (minbase)"
   rm -rf "$WORK/rootfs"
   debootstrap --variant=minbase bookworm "$WORK/rootfs" "$MIRROR" >"$WORK/debootstrap.log"
-  tar -C "$WORK/rootfs" -c . | podman import - localhost/debian-minbase:bookworm >/dev/null
+  tar -C "$WORK/rootfs" -c . | podman import - localhost/debian-minbase:bookworm >/dev/null 2>&1
   rm -rf "$WORK/rootfs"
 fi
 
@@ -62,7 +62,7 @@ LAYER
 fi
 
 step "podman build deploy/Dockerfile"
-podman build --pull=never --network=host -f "$REPO/deploy/Dockerfile" -t "$IMAGE" \
+podman build --pull=never --network=host --format docker -f "$REPO/deploy/Dockerfile" -t "$IMAGE" \
   -t localhost/mnemogate:0.1.0 "$REPO" >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; exit 1; }
 podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{printf "[image] size %.0f MB\n", $1/1e6}'
 if podman run --rm --entrypoint sh "$IMAGE" -c 'test -e /src || test -e /root/.cache/pip'; then

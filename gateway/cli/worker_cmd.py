@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import tempfile
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import click
 from redis import Redis
@@ -15,17 +14,10 @@ from gateway.cli.common import settings_or_exit
 from gateway.errors import ConfigError
 from gateway.observability.endpoint import start_endpoint
 from gateway.observability.rq_worker import MeteredSimpleWorker, MeteredWorker
+from gateway.redaction import safe_url
 from workers import context
 from workers.jobs import tag_failure
 from workers.queues import QUEUE_ORDER, JobQueues, one_line
-
-
-def _where(url: str) -> str:
-    """The Redis URL without credentials, for messages."""
-    parts = urlsplit(url)
-    host = parts.hostname or parts.path or "?"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path if parts.hostname else ''}"
 
 
 @click.command()
@@ -63,7 +55,7 @@ def worker(queues: tuple[str, ...], burst: bool, name: str | None, simple: bool)
     except RedisError as exc:
         connection.close()
         raise click.ClickException(
-            f"cannot reach Redis at {_where(settings.redis_url)}: {one_line(exc)}"
+            f"cannot reach Redis at {safe_url(settings.redis_url)}: {one_line(exc)}"
         ) from None
     chosen = [q for q in QUEUE_ORDER if not queues or q in queues]
     context.configure(settings)
