@@ -43,7 +43,7 @@ def test_dockerfile_copies_existing_paths_and_runs_safely() -> None:
     assert re.search(r"^ARG BASE=\S+", text, flags=re.MULTILINE)
     assert re.findall(r"^FROM (\S+)", text, flags=re.MULTILINE) == ["${BASE}", "${BASE}"]
     assert "VOLUME" not in re.sub(r"#.*", "", text)  # no anonymous volumes
-    assert "HEALTHCHECK" in text and "/healthz" in text
+    assert "HEALTHCHECK" in text and "gateway.observability.healthcheck" in text
     assert 'ENTRYPOINT ["/usr/bin/tini", "--", "mnemogate"]' in text
     assert "USER 10001:10001" in text
     ignored = (DEPLOY.parent / ".dockerignore").read_text(encoding="utf-8").split()

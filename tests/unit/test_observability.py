@@ -144,3 +144,20 @@ def test_settings_for_metrics_logs_and_an_empty_provider(monkeypatch: pytest.Mon
     monkeypatch.setenv("MNEMOGATE_LOG__FORMAT", "xml")
     with pytest.raises(ConfigError, match="MNEMOGATE_LOG__FORMAT"):
         load_settings()
+
+
+def test_image_healthcheck_probes_healthz_on_the_configured_listen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gateway.observability import healthcheck
+    from gateway.observability.server import HealthServer
+
+    assert healthcheck.probe_url("0.0.0.0:9464") == "http://127.0.0.1:9464/healthz"
+    assert healthcheck.main() == 1  # endpoint off
+    server = HealthServer("127.0.0.1:0", lambda: (False, "not ready yet")).start()
+    monkeypatch.setenv("MNEMOGATE_METRICS__LISTEN", server.address)
+    try:
+        assert healthcheck.main() == 0  # alive although not ready
+    finally:
+        server.stop()
+    assert healthcheck.main() == 1  # nothing answers any more
