@@ -61,6 +61,23 @@ LAYER
   podman build --pull=never --network=host -t "$BASE" "$ctx" >"$WORK/python-layer.log"
 fi
 
+REDIS_IMAGE=$(sed -n 's/^ *image: \(docker.io\/library\/redis:.*\)$/\1/p' "$REPO/deploy/compose.yaml")
+if [ "${1:-}" = --compose ] && ! podman image exists "$REDIS_IMAGE"; then
+  # No registry: a stand-in with Debian's redis-server (7.0) under the compose file's name.
+  step "stand-in for $REDIS_IMAGE (Debian redis-server; no registry here)"
+  ctx="$WORK/redis-standin"
+  mkdir -p "$ctx"
+  cat > "$ctx/Containerfile" <<'LAYER'
+FROM localhost/debian-minbase:bookworm
+RUN apt-get update \
+    && apt-get install --yes --no-install-recommends redis-server \
+    && rm -rf /var/lib/apt/lists/* \
+    && install -d -m 0700 -o 999 -g 1000 /data
+WORKDIR /data
+LAYER
+  podman build --pull=never --network=host -t "$REDIS_IMAGE" "$ctx" >"$WORK/redis-standin.log"
+fi
+
 step "podman build deploy/Dockerfile"
 podman build --pull=never --network=host --format docker -f "$REPO/deploy/Dockerfile" -t "$IMAGE" \
   -t localhost/mnemogate:0.1.0 "$REPO" >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; exit 1; }

@@ -242,6 +242,9 @@ def run_compose(tg: FakeTelegram, llm: FakeLLM) -> None:
             tg.push_message(ANA, ANA, "hello from compose")
             reply = tg.wait_for_sent(before + 1, timeout=60)[-1].params["text"]
             say(f"ok: conversation through the compose stack, reply {reply!r}")
+            doctor = sh("podman", "exec", gateway, "mnemogate", "doctor", check=False)
+            assert "unknown memory provider" not in doctor, doctor
+            say("ok: doctor in compose (provider unset):\n" + doctor.strip())
             status = sh("podman", "exec", gateway, "mnemogate", "status", "--json", check=False)
             report = json.loads(status[status.index("{") :])
             assert report["redis"] == "ok" and report["workers"], status
