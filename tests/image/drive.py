@@ -238,7 +238,7 @@ def run_compose(tg: FakeTelegram, llm: FakeLLM) -> None:
                 return done.returncode == 0
 
             wait(ready, "compose gateway ready", timeout=120)
-            before = len(tg.sent)
+            before = len(tg.calls("sendMessage"))
             tg.push_message(ANA, ANA, "hello from compose")
             reply = tg.wait_for_sent(before + 1, timeout=60)[-1].params["text"]
             say(f"ok: conversation through the compose stack, reply {reply!r}")
