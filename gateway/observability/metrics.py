@@ -302,6 +302,17 @@ def provider_call(provider: str, op: str, outcome: str, seconds: float) -> None:
     PROVIDER_SECONDS.labels(provider, op).observe(seconds)
 
 
+@contextmanager
+def job(kind: str) -> Iterator[None]:
+    """Time a job run in this process (inline mode): ``ok``, or ``failed`` if it raises."""
+    started, outcome = time.perf_counter(), "failed"
+    try:
+        yield
+        outcome = "ok"
+    finally:
+        job_done(kind, outcome, time.perf_counter() - started)
+
+
 @_hook
 def job_done(kind: str, outcome: str, seconds: float) -> None:
     JOBS.labels(kind, outcome).inc()

@@ -189,6 +189,11 @@ def test_run_stays_up_unready_while_telegram_is_unreachable(
         assert gateway.poll() is None
         tg.push_message(ALICE, ALICE, "hi")
         assert tg.wait_for_sent(1, timeout=30)[-1].params["text"] == "hello again"
+        # inline mode: the gateway runs the title job itself and counts it
+        wait_for(
+            lambda: value(scrape(gw), "mnemogate_jobs_total", kind="title", outcome="ok") == 1,
+            "the inline title job counted",
+        )
     finally:
         err = stop(gateway)
     assert gateway.returncode == 0, err

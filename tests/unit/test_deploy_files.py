@@ -65,7 +65,9 @@ def test_compose_and_units_use_real_commands_and_settings() -> None:
 
 def test_compose_keeps_bot_tokens_from_workers_and_protects_redis() -> None:
     text = (DEPLOY / "compose.yaml").read_text(encoding="utf-8")
-    assert ":-}" not in re.sub(r"#.*", "", text)  # podman-compose 1.0 would pass "${NAME:-}" through literally
+    assert ":-}" not in re.sub(
+        r"#.*", "", text
+    )  # podman-compose 1.0 would pass "${NAME:-}" through literally
     compose = yaml.safe_load(text)
     services = compose["services"]
     assert "TELEGRAM_BOT_TOKEN" in services["gateway"]["environment"]

@@ -161,3 +161,14 @@ def test_image_healthcheck_probes_healthz_on_the_configured_listen(
     finally:
         server.stop()
     assert healthcheck.main() == 1  # nothing answers any more
+
+
+def test_inline_jobs_are_timed_and_counted_by_outcome() -> None:
+    ok_before = sample("mnemogate_jobs_total", kind="unit-inline", outcome="ok")
+    with metrics.job("unit-inline"):
+        pass
+    with pytest.raises(ValueError), metrics.job("unit-inline"):
+        raise ValueError("body failed")
+    assert sample("mnemogate_jobs_total", kind="unit-inline", outcome="ok") == ok_before + 1
+    assert sample("mnemogate_jobs_total", kind="unit-inline", outcome="failed") >= 1
+    assert sample("mnemogate_job_seconds_count", kind="unit-inline") >= 2
