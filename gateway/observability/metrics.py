@@ -42,6 +42,8 @@ TURN_SECONDS = Histogram(
     ["part"],
     buckets=_LATENCY,
 )
+# every turn observes these three: resolve the children once
+_TOTAL, _MODEL, _OVERHEAD = (TURN_SECONDS.labels(part) for part in ("total", "model", "overhead"))
 TOKENS = Counter("mnemogate_llm_tokens", "Model tokens by model and kind", ["model", "kind"])
 LLM_REQUESTS = Counter("mnemogate_llm_requests", "Model requests answered, by model", ["model"])
 TOOL_CALLS = Counter("mnemogate_tool_calls", "Tool calls by tool and outcome", ["tool", "outcome"])
@@ -216,9 +218,9 @@ def _turn_done(platform: str, outcome: str, total_s: float, model_s: float) -> N
     TURNS.labels(platform, outcome).inc()
     if outcome == "input_error":
         return  # refused before any work: no latency to speak of
-    TURN_SECONDS.labels("total").observe(total_s)
-    TURN_SECONDS.labels("model").observe(model_s)
-    TURN_SECONDS.labels("overhead").observe(max(0.0, total_s - model_s))
+    _TOTAL.observe(total_s)
+    _MODEL.observe(model_s)
+    _OVERHEAD.observe(max(0.0, total_s - model_s))
 
 
 @_safe
@@ -235,7 +237,8 @@ def _llm(model: str, prompt: int, completion: int, cached: int) -> None:
     LLM_REQUESTS.labels(model).inc()
     TOKENS.labels(model, "in").inc(prompt)
     TOKENS.labels(model, "out").inc(completion)
-    TOKENS.labels(model, "cached").inc(cached)
+    if cached:
+        TOKENS.labels(model, "cached").inc(cached)
 
 
 # --- tools and memory --------------------------------------------------------------------
