@@ -111,12 +111,13 @@ def worker_stats(connection: Redis, prefix: str, *, now: float | None = None) ->
         if not ours.intersection(names):
             continue
         heartbeat = worker.last_heartbeat
+        state = worker.get_state()
         found.append(
             WorkerStat(
                 name=worker.name,
                 host=worker.hostname,
                 pid=worker.pid,
-                state=str(worker.get_state()),
+                state=str(getattr(state, "value", state)),  # an enum in-process, str from Redis
                 alive=_alive(worker.hostname, worker.pid, here),
                 current_job=worker.get_current_job_id(),
                 queues=names,

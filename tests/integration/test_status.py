@@ -44,8 +44,11 @@ def test_status_reports_a_dead_worker_a_failed_job_and_the_outbox_backlog(
     worker = bg.worker_process(settings, "--name", "doomed", "--queue", "maint")
     try:
         wait_for(
-            lambda: any(w.name == "doomed" for w in Worker.all(connection=redis_client)),
-            "the worker to register",
+            lambda: any(
+                w.name == "doomed" and w.get_state() == "idle"
+                for w in Worker.all(connection=redis_client)
+            ),
+            "the worker to register and wait for jobs",
         )
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait(timeout=10)
@@ -66,7 +69,7 @@ def test_status_reports_a_dead_worker_a_failed_job_and_the_outbox_backlog(
     report = json.loads(out)
     assert code == 1 and report["healthy"] is False
     [doomed] = report["workers"]
-    assert (doomed["name"], doomed["alive"]) == ("doomed", False)
+    assert (doomed["name"], doomed["alive"], doomed["state"]) == ("doomed", False, "idle")
     assert doomed["queues"] == [queue_name(redis_prefix, "maint")]
     by_queue = {q["queue"]: q for q in report["queues"]}
     assert by_queue["sync"]["failed"] == 1 and by_queue["sync"]["depth"] == 0
