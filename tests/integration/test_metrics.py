@@ -120,7 +120,8 @@ def test_turn_and_every_job_kind_move_the_counters(
         assert value(samples, "mnemogate_provider_call_seconds_count", op="recall") >= 1
         assert value(samples, "mnemogate_llm_tokens_total", kind="out") > 0  # title, review
         wait_for(lambda: value(scrape(gw), "mnemogate_queue_depth") == 0, "empty queues")
-        assert value(scrape(gw), "mnemogate_workers", state="idle") == 1
+        wait_for(lambda: value(scrape(gw), "mnemogate_workers", state="idle") == 1, "idle worker")
+        assert value(scrape(gw), "mnemogate_workers", state="dead") == 0
     finally:
         worker_err = stop(worker) if worker is not None else ""
         err = stop(gateway)
