@@ -18,6 +18,7 @@ from typing import Any
 
 from gateway.errors import ConfigError, MnemogateError, UserInputError
 from gateway.history.db import Database
+from gateway.observability import metrics
 from gateway.pairing import OPERATOR, Pairing, PairingCode
 from gateway.routing import Conversation
 from gateway.settings import Settings
@@ -141,6 +142,7 @@ class AccessPolicy:
         None in groups (stay silent) or when the tenant is allowed after all."""
         if conversation.chat_type != "dm" or self.is_allowed(conversation.tenant):
             return None
+        metrics.pairing_request(conversation.tenant.platform)
         return self.pairing.reply_for(conversation)
 
     def approve(self, code: str, by: str) -> PairingCode:

@@ -14,6 +14,7 @@ import logging
 from gateway import outbox
 from gateway.agent.hooks import TurnEvent
 from gateway.history.db import Database
+from gateway.observability import metrics
 from gateway.outbox import OutboxRow, Relay
 from workers.bodies import BODIES
 from workers.context import WorkerContext
@@ -84,9 +85,10 @@ class InlineRunner:
         spec = JOBS[row.kind]
         kwargs = {name: row.payload[name] for name in spec.args if name in row.payload}
         try:
-            await asyncio.to_thread(
-                BODIES[row.kind], self.context, tenant, row.session_id, **kwargs
-            )
+            with metrics.job(row.kind):
+                await asyncio.to_thread(
+                    BODIES[row.kind], self.context, tenant, row.session_id, **kwargs
+                )
         except Exception as exc:
             log.exception("inline %s job for %s failed", row.kind, tenant.namespace)
             await asyncio.to_thread(outbox.record_failure, self.context.db, {row.id: one_line(exc)})

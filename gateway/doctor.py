@@ -16,6 +16,7 @@ from gateway.errors import LLMError, MnemogateError
 from gateway.fsutil import ensure_private_dir
 from gateway.history.db import Database
 from gateway.llm.client import LLMClient
+from gateway.redaction import safe_url
 from gateway.settings import LLMSettings, Settings
 from providers.registry import load_provider
 
@@ -90,13 +91,13 @@ def check_redis(settings: Settings) -> Check:
         return Check(
             "redis",
             "warn",
-            f"{settings.redis_url} did not answer ({exc})",
+            f"{safe_url(settings.redis_url)} did not answer ({exc})",
             "start Redis or set MNEMOGATE_REDIS_URL; turns still work without "
             "it, background jobs wait in the outbox",
         )
     finally:
         client.close()
-    return Check("redis", "ok", settings.redis_url)
+    return Check("redis", "ok", safe_url(settings.redis_url))
 
 
 async def check_llm(name: str, llm: LLMSettings, env: str) -> Check:

@@ -37,6 +37,7 @@ from redis.retry import Retry
 
 from gateway.history.db import Database
 from gateway.keys import RedisKeys
+from gateway.observability import metrics
 from gateway.settings import Settings
 from gateway.tenants import TenantId
 from workers.queues import ConnectionHealth
@@ -122,6 +123,7 @@ class RateLimiter:
                 self._health.ok()
         if allowed:
             return ALLOW
+        metrics.limit_refusal("rate")
         return self._refusal(tenant, limiter, item)
 
     def _limiter(self) -> MovingWindowRateLimiter:
@@ -199,6 +201,7 @@ class TokenBudget:
         used = self.usage_today(tenant)
         if used < self.budget:
             return ALLOW
+        metrics.limit_refusal("budget")
         _, reset = self.day_bounds()
         hours, rest = divmod(max(60, int(reset - self._clock())), 3600)
         return Decision(

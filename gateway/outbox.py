@@ -207,6 +207,16 @@ def mark_session_done(
     return db.write(close)
 
 
+def backlog(db: Database) -> tuple[int, float | None]:
+    """Open rows and the creation time of the oldest one (operators' backlog figure)."""
+    row = db.read(
+        lambda c: c.execute(
+            "SELECT COUNT(*), MIN(created_at) FROM outbox WHERE done_at IS NULL"
+        ).fetchone()
+    )
+    return int(row[0]), row[1]
+
+
 def purge_done(db: Database, older_than: float) -> int:
     """Delete rows closed before the timestamp ``older_than``; how many went."""
     return db.write(

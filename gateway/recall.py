@@ -27,6 +27,7 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialBackoff
 
 from gateway.keys import RedisKeys
+from gateway.observability import metrics
 from gateway.security.scanner import scan
 from gateway.settings import RecallSettings
 from gateway.tenants import TenantId
@@ -194,6 +195,7 @@ class RecallSource:
             return None
         try:
             cached = await self.cache.get(ctx.tenant, ctx.session_key)
+            metrics.recall_lookup(cached is not None)
             if cached is None and turn_index == 0 and self.settings.first_turn_budget_s > 0:
                 budget = self.settings.first_turn_budget_s
                 cached = await asyncio.wait_for(
@@ -224,6 +226,7 @@ class RecallSource:
         arrived = await self.cache.wait_ready(
             ctx.tenant, ctx.session_key, nonce, deadline - loop.time()
         )
+        metrics.recall_wait(arrived)
         if not arrived:
             log.debug("recall for %s not ready within %.2fs", ctx.namespace, budget)
             return None

@@ -7,6 +7,7 @@ message of every record (arguments included), whichever library logged it.
 from __future__ import annotations
 
 import logging
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pydantic import BaseModel, SecretStr
 
@@ -29,7 +30,21 @@ def secret_values(settings: Settings) -> list[str]:
                 walk(getattr(value, name))
 
     walk(settings)
+    password = urlsplit(settings.redis_url).password  # MNEMOGATE_REDIS_URL may carry one
+    if password and len(password) >= 4:
+        found.append(unquote(password))
+        found.append(password)
     return sorted(set(found), key=len, reverse=True)
+
+
+def safe_url(url: str) -> str:
+    """``url`` without user name or password, for messages (e.g. a Redis URL)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 class RedactSecrets(logging.Filter):

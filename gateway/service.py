@@ -22,6 +22,7 @@ from gateway.errors import MnemogateError, NotFound, UserInputError
 from gateway.limits import Limits
 from gateway.memory.approval import ApprovalStore, PendingWrite
 from gateway.notices import Notice
+from gateway.observability import metrics
 from gateway.platforms.base import (
     BUTTON_PREFIX,
     Adapter,
@@ -87,6 +88,7 @@ class Gateway:
             self.ledger.claim, tenant, message.platform, message.update_id
         )
         if not claimed:
+            metrics.duplicate_update(message.platform)
             log.info("update %s/%s already handled", message.platform, message.update_id)
             return
         try:

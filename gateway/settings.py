@@ -108,6 +108,14 @@ class MemorySettings(_Section):
     notifications: Literal["off", "on", "verbose"] = "on"
     provider: str | None = None
 
+    @field_validator("provider")
+    @classmethod
+    def _provider(cls, value: str | None) -> str | None:
+        # compose passes an unset variable through as "": that means "no provider".
+        if value is None or not value.strip():
+            return None
+        return value.strip()
+
 
 class SessionsSettings(_Section):
     """Session history, compression and retention."""
@@ -230,6 +238,26 @@ class GroupsSettings(_Section):
     require_mention: bool = True
 
 
+class MetricsSettings(_Section):
+    """``/metrics``, ``/healthz`` and ``/readyz`` over HTTP for ``run`` and ``worker``."""
+
+    listen: str | None = None  # host:port; unset = off
+
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        _host, sep, port = value.rpartition(":")
+        if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ValueError("must be host:port, e.g. 0.0.0.0:9464")
+        return value
+
+
+class LogSettings(_Section):
+    format: Literal["text", "json"] = "text"
+
+
 class Settings(BaseSettings):
     """Every setting of mnemogate; see README's configuration table."""
 
@@ -264,6 +292,8 @@ class Settings(BaseSettings):
     openviking: OpenVikingSettings = Field(default_factory=OpenVikingSettings)
     retaindb: RetainDBSettings = Field(default_factory=RetainDBSettings)
     byterover: ByteRoverSettings = Field(default_factory=ByteRoverSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
 
     @field_validator("home", mode="after")
     @classmethod

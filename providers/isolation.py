@@ -21,6 +21,7 @@ from concurrent.futures import Future, wait
 from dataclasses import dataclass, replace
 from typing import Literal, ParamSpec, TypeVar
 
+from gateway.observability import metrics
 from providers.errors import ProviderError
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ class ProviderStats:
     def record(
         self, provider: str, method: str, outcome: Outcome, seconds: float, detail: str = ""
     ) -> None:
+        metrics.provider_call(provider, method, outcome, seconds)
         with self._lock:
             row = self._rows.get((provider, method), MethodStats())
             self._rows[(provider, method)] = replace(

@@ -28,6 +28,9 @@ from gateway.llm.types import Usage
 from gateway.memory.approval import ApprovalStore, PendingWrite
 from gateway.memory.store import MemoryStore, WriteResult
 from gateway.memory.tool import MemoryTool
+from gateway.observability import metrics
+from gateway.observability.logs import bind as bind_log
+from gateway.observability.logs import log_context
 from gateway.recall import RecallSource
 from gateway.routing import Conversation
 from gateway.security.fence import wrap_recalled
@@ -127,15 +130,18 @@ class Agent:
         platform_message_id: str | None = None,
     ) -> TurnResult:
         """One user message → tool loop → reply, persisted; messages of a session in order."""
-        cleaned = self.check_input(text)
-        async with self.session_lock(conversation):
-            return await self._turn(conversation, cleaned, platform_message_id)
+        tenant = conversation.tenant
+        with log_context(namespace=tenant.namespace), metrics.turn(tenant.platform) as timer:
+            cleaned = self.check_input(text)
+            async with self.session_lock(conversation):
+                return timer.result(await self._turn(conversation, cleaned, platform_message_id))
 
     async def _turn(
         self, conversation: Conversation, text: str, platform_message_id: str | None
     ) -> TurnResult:
         tenant = conversation.tenant
         session, history, memory_tool = await asyncio.to_thread(self._prepare, conversation)
+        bind_log(session=session.id)
         ctx = ProviderContext.for_session(session, settings=self.settings)
         provider_on = self.providers.provider is not None and not session.incognito
         if provider_on:

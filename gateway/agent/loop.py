@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from gateway.llm.client import LLMClient
 from gateway.llm.types import Completion, ToolCall, Usage
+from gateway.observability import metrics
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,7 @@ async def run_tool_loop(
         for call in calls:
             result.tool_calls.append(call)
             output = await call_tool(tools, call)
+            metrics.tool_call(call.name if call.name in tools else "unknown", output)
             tool_msg = {"role": "tool", "tool_call_id": call.id, "content": output}
             convo.append(tool_msg)
             result.messages.append(tool_msg)

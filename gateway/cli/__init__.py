@@ -7,13 +7,14 @@ import logging
 import click
 
 from gateway.cli.common import CONTEXT_SETTINGS
+from gateway.observability.logs import TEXT_FORMAT
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)
 @click.version_option(package_name="mnemogate")
 def cli() -> None:
     """mnemogate — a chat-bot gateway whose memory is private to each user."""
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.WARNING, format=TEXT_FORMAT)
     # httpx logs request URLs at INFO, and Telegram's URLs contain the bot token.
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
@@ -28,6 +29,7 @@ def _register() -> None:
         provider_cmd,
         run_cmd,
         sessions_cmd,
+        status_cmd,
         tenants_cmd,
         worker_cmd,
     )
@@ -40,6 +42,7 @@ def _register() -> None:
         pairing_cmd.pairing,
         run_cmd.run,
         sessions_cmd.sessions,
+        status_cmd.status,
         tenants_cmd.tenants,
         worker_cmd.worker,
     ):

@@ -8,6 +8,7 @@ import click
 
 from gateway import redaction
 from gateway.errors import MnemogateError
+from gateway.observability import logs
 from gateway.settings import Settings, load_settings
 from gateway.tenants import TenantId
 
@@ -20,6 +21,7 @@ def settings_or_exit() -> Settings:
         settings = load_settings()
     except MnemogateError as exc:
         raise click.ClickException(str(exc)) from None
+    logs.configure(settings)
     redaction.install(settings)  # from here on, no configured secret reaches a log line
     return settings
 

@@ -3,25 +3,21 @@
 from __future__ import annotations
 
 import logging
-from urllib.parse import urlsplit
+import tempfile
+from pathlib import Path
 
 import click
 from redis import Redis
 from redis.exceptions import RedisError
-from rq import SimpleWorker, Worker
 
 from gateway.cli.common import settings_or_exit
+from gateway.errors import ConfigError
+from gateway.observability.endpoint import start_endpoint
+from gateway.observability.rq_worker import MeteredSimpleWorker, MeteredWorker
+from gateway.redaction import safe_url
 from workers import context, logs
 from workers.jobs import tag_failure
 from workers.queues import QUEUE_ORDER, JobQueues, one_line
-
-
-def _where(url: str) -> str:
-    """The Redis URL without credentials, for messages."""
-    parts = urlsplit(url)
-    host = parts.hostname or parts.path or "?"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path if parts.hostname else ''}"
 
 
 @click.command()
@@ -59,12 +55,12 @@ def worker(queues: tuple[str, ...], burst: bool, name: str | None, simple: bool)
     except RedisError as exc:
         connection.close()
         raise click.ClickException(
-            f"cannot reach Redis at {_where(settings.redis_url)}: {one_line(exc)}"
+            f"cannot reach Redis at {safe_url(settings.redis_url)}: {one_line(exc)}"
         ) from None
     chosen = [q for q in QUEUE_ORDER if not queues or q in queues]
     logs.install()
     context.configure(settings)
-    worker_class = SimpleWorker if simple else Worker
+    worker_class = MeteredSimpleWorker if simple else MeteredWorker
     try:
         rq_worker = worker_class(
             JobQueues(connection, settings).queues(chosen),
@@ -73,11 +69,28 @@ def worker(queues: tuple[str, ...], burst: bool, name: str | None, simple: bool)
             exception_handlers=[tag_failure],
             log_job_description=False,  # descriptions are safe, but keep job arguments out
         )
-        rq_worker.work(burst=burst, with_scheduler=True, logging_level=settings.log_level)
-    except RedisError as exc:
-        raise click.ClickException(f"lost Redis: {one_line(exc)}") from None
-    except ValueError as exc:  # e.g. a live worker already has this name
+    except ValueError as exc:
         raise click.ClickException(one_line(exc)) from None
-    finally:
-        context.reset()
-        connection.close()
+
+    # Ready while RQ knows this worker: registered at start, gone again at a clean stop.
+    def registered(probe: Redis) -> str | None:
+        return None if probe.exists(rq_worker.key) else "not registered with RQ (yet)"
+
+    with tempfile.TemporaryDirectory(prefix="mnemogate-metrics-") as spool:
+        try:
+            endpoint = start_endpoint(settings, "worker", registered)
+        except ConfigError as exc:
+            connection.close()
+            raise click.ClickException(str(exc)) from None
+        rq_worker.spool = Path(spool) if endpoint is not None else None
+        try:
+            rq_worker.work(burst=burst, with_scheduler=True, logging_level=settings.log_level)
+        except RedisError as exc:
+            raise click.ClickException(f"lost Redis: {one_line(exc)}") from None
+        except ValueError as exc:  # e.g. a live worker already has this name
+            raise click.ClickException(one_line(exc)) from None
+        finally:
+            if endpoint is not None:
+                endpoint.close()
+            context.reset()
+            connection.close()

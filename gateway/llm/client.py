@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import time
 from types import TracebackType
 from typing import Any
 
@@ -24,6 +25,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, sto
 from gateway.errors import LLMBadResponse, LLMError, LLMUnavailable
 from gateway.llm.parse import NotACompletion, parse_completion, parse_retry_after
 from gateway.llm.types import Completion
+from gateway.observability import metrics
 from gateway.settings import LLMSettings
 
 log = logging.getLogger(__name__)
@@ -124,6 +126,7 @@ class LLMClient:
             reraise=True,
         )
         url = f"{base_url}/chat/completions"
+        started = time.perf_counter()
         try:
             response: httpx.Response = await retrying(self._post_once, url, payload)
         except _Transient as exc:
@@ -135,7 +138,9 @@ class LLMClient:
                 ),
                 status=exc.status,
             ) from None
-        return self._parse(response)
+        completion = self._parse(response)
+        metrics.llm_call(model, completion.usage, time.perf_counter() - started)
+        return completion
 
     async def ping(self) -> str:
         """One ``GET {base_url}/models`` without retries; a one-line description for doctor."""

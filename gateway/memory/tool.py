@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from gateway.errors import MnemogateError
 from gateway.memory.operations import ACTIONS, Action, Operation, WriteResult
 from gateway.memory.store import TARGETS, MemoryStore, Origin, Target
+from gateway.observability import metrics
 from gateway.tenants import MemoryScope
 
 if TYPE_CHECKING:
@@ -199,6 +200,7 @@ class MemoryTool:
             result = self._store.apply(self._scope, target, operations, origin=self._origin)
         except MnemogateError as exc:
             return _error(f"Memory could not be written: {exc}"), None
+        metrics.memory_write(result)
         if result.changed:
             self.writes.append(result)
             self.changes.append(MemoryChange(target, result))
@@ -213,8 +215,10 @@ class MemoryTool:
         """Check the call against the file without writing; stage it if it changes something."""
         result = self._store.preview(self._scope, target, operations)
         if not result.changed:
+            metrics.memory_write(result)
             return result.to_json(), result  # an error, or nothing to change: as if applied
         pending = stage(target, operations)
+        metrics.memory_write(result, staged=True)
         self.staged.append(pending)
         body = {
             "success": True,

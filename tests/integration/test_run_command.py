@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, cli_env, run_cli
+from tests.conftest import REPO, cli_env
 from tests.fakes.discord_server import FakeDiscord, FakeGuild
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.script import Script
@@ -73,9 +73,3 @@ def test_run_serves_until_sigterm(
             proc.communicate()
     assert proc.returncode == 0, err
     assert "Traceback" not in err
-
-
-def test_run_without_platforms_fails_clearly(home: Path) -> None:
-    proc = run_cli(["run"], home=home)
-    assert proc.returncode == 1
-    assert "no platform configured" in proc.stderr

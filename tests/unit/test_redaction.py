@@ -44,3 +44,21 @@ def test_nothing_to_mask_leaves_records_alone(captured: tuple[logging.Logger, io
     install(load_settings(), logger)
     logger.info("plain %s", "message")
     assert stream.getvalue() == "plain message\n"
+
+
+def test_the_redis_password_is_masked_and_left_out_of_urls(
+    monkeypatch: pytest.MonkeyPatch, captured: tuple[logging.Logger, io.StringIO]
+) -> None:
+    from gateway.doctor import check_redis
+    from gateway.redaction import safe_url
+
+    monkeypatch.setenv("MNEMOGATE_REDIS_URL", "redis://:s3cret-pw@127.0.0.1:1/0")
+    settings = load_settings()
+    logger, stream = captured
+    install(settings, logger)
+    logger.warning("lost %s", settings.redis_url)
+    assert "s3cret-pw" not in stream.getvalue() and MASK in stream.getvalue()
+    assert safe_url(settings.redis_url) == "redis://127.0.0.1:1/0"
+    assert safe_url("unix:///run/redis.sock") == "unix:///run/redis.sock"
+    check = check_redis(settings)  # nothing listens on port 1
+    assert "s3cret-pw" not in check.detail and "127.0.0.1:1" in check.detail

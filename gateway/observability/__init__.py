@@ -1,0 +1,1 @@
+"""Operating mnemogate: Prometheus metrics, the health endpoint, JSON logs, the status view."""
