@@ -211,14 +211,16 @@ class RetainDBProvider(ServiceProvider):
             importance = min(max(float(args.get("importance", 0.7)), 0.0), 1.0)
         except (TypeError, ValueError) as exc:
             raise ToolRefused("importance is a number from 0 to 1") from exc
-        return self.client().add_memory(
+        stored = self.client().add_memory(
             ctx.backend_key, ctx.session_id, content, memory_type, importance
         )
+        memory = stored.get("memory") if isinstance(stored.get("memory"), dict) else {}
+        return {"success": True, "id": stored.get("id") or memory.get("id")}
 
     def _forget(self, ctx: ProviderContext, args: dict[str, Any]) -> Any:
         memory_id = text_arg(args, "memory_id", limit=200)
         if memory_id not in self._own_ids(ctx.backend_key):
-            raise ToolRefused(f"{memory_id!r} is not one of this user's memories")
+            raise ToolRefused("that memory_id is not one of this user's memories")
         self.client().delete_memory(memory_id)
         return {"success": True, "deleted": memory_id}
 
