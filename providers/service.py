@@ -206,6 +206,8 @@ class ServiceProvider(MemoryProvider):
         except ServiceError as exc:
             log.warning("%s tool %s for %s failed: %s", self.name, name, ctx.namespace, exc)
             return tool_error(f"the memory service failed: {exc}")
+        if isinstance(payload, dict) and "success" not in payload:
+            payload = {"success": True, **payload}
         return bounded_json(payload, self.max_tool_result_chars)
 
     def erase(self, tenant: TenantId, scopes: Sequence[ScopeRecord] = ()) -> tuple[int, list[str]]:
