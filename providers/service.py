@@ -18,10 +18,15 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import httpx
+from pydantic import ValidationError
 
+from gateway.config_file import update_config
+from gateway.errors import ConfigError
+from gateway.settings import config_file_path
 from gateway.tenants import TenantId
 from providers.base import (
     MemoryProvider,
@@ -176,9 +181,25 @@ class ServiceProvider(MemoryProvider):
     """Base of the service-backed providers: ledger, tool dispatch, per-scope erasure."""
 
     max_tool_result_chars = 4000
+    # The setup wizard's non-secret answers written to the provider's ``[name]`` table.
+    saved_keys: ClassVar[tuple[str, ...]] = ()
+    settings: Any
 
     def __init__(self) -> None:
         self.services = ProviderServices()
+
+    def save_config(self, values: Mapping[str, str], home: Path) -> None:
+        """Validate the answers against the provider's settings section, then write them."""
+        chosen = {k: values[k].strip() for k in self.saved_keys if values.get(k, "").strip()}
+        if not chosen:
+            return
+        try:
+            type(self.settings).model_validate(chosen)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise ConfigError(f"{self.name}.{where}: {first['msg']}") from exc
+        update_config(config_file_path() or home / "config.toml", self.name, chosen)
 
     def attach(self, services: ProviderServices) -> None:
         self.services = services

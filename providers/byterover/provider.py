@@ -70,6 +70,7 @@ class ByteRoverProvider(ServiceProvider):
     """One ``brv`` working directory and HOME per memory scope."""
 
     name = "byterover"
+    saved_keys = ("command", "auto_curate")
 
     def __init__(self, settings: ByteRoverSettings, home: Path) -> None:
         super().__init__()
@@ -142,16 +143,20 @@ class ByteRoverProvider(ServiceProvider):
         return count
 
     def health(self) -> str:
-        exe = self.brv.executable()
-        if exe is None:
-            raise RuntimeError(f"{self.settings.command!r} is not on PATH")
-        return f"brv CLI at {exe}; scope directories under {self.root}"
+        """``brv status`` in a scratch scope of its own (no tenant's directory is touched)."""
+        status = self.brv.run(["status"], self.dirs("_doctor"), self.settings.status_timeout_s)
+        first = status.splitlines()[0] if status else "no output"
+        return f"brv CLI at {self.brv.executable()}: {clip(first, 120)}"
 
     def config_schema(self) -> list[ConfigField]:
         return [
+            ConfigField("command", "the brv command (on PATH, or a path)", default="brv"),
+            ConfigField(
+                "auto_curate", "curate every finished turn in the background", default="false"
+            ),
             ConfigField(
                 "api_key",
-                "ByteRover API key (optional, cloud sync)",
+                "ByteRover API key, optional (cloud sync only)",
                 secret=True,
                 env_var="BRV_API_KEY",
             ),

@@ -54,6 +54,7 @@ class OpenVikingProvider(ServiceProvider):
     """Each memory scope is an OpenViking user of the operator's account (trusted mode)."""
 
     name = "openviking"
+    saved_keys = ("base_url", "account")
 
     def __init__(self, settings: OpenVikingSettings) -> None:
         super().__init__()
@@ -190,7 +191,10 @@ class OpenVikingProvider(ServiceProvider):
         return removed
 
     def health(self) -> str:
-        self.client().health()
+        """The server answers, and accepts this key and account (an authenticated read)."""
+        client = self.client()
+        client.health()
+        client.sessions("mg-doctor")
         return f"server {self.settings.base_url} reachable (account {self.settings.account})"
 
     def shutdown(self) -> None:

@@ -53,6 +53,7 @@ class RetainDBProvider(ServiceProvider):
     """``user_id`` = the scope's backend key in the configured project."""
 
     name = "retaindb"
+    saved_keys = ("base_url", "project")
 
     def __init__(self, settings: RetainDBSettings) -> None:
         super().__init__()
@@ -214,8 +215,9 @@ class RetainDBProvider(ServiceProvider):
         stored = self.client().add_memory(
             ctx.backend_key, ctx.session_id, content, memory_type, importance
         )
-        memory = stored.get("memory") if isinstance(stored.get("memory"), dict) else {}
-        return {"success": True, "id": stored.get("id") or memory.get("id")}
+        memory = stored.get("memory")
+        nested = memory.get("id") if isinstance(memory, dict) else None
+        return {"success": True, "id": stored.get("id") or nested}
 
     def _forget(self, ctx: ProviderContext, args: dict[str, Any]) -> Any:
         memory_id = text_arg(args, "memory_id", limit=200)

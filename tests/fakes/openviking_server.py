@@ -126,7 +126,7 @@ class FakeOpenViking(JsonService):
     def _find(self, r: Request, user: str) -> Any:
         target = self._check(r.body.get("target_uri") or f"viking://user/{user}/", user)
         words = set(_WORD.findall(str(r.body["query"]).lower()))
-        hits = []
+        hits: list[dict[str, Any]] = []
         for uri, text in self.files.items():
             overlap = words & set(_WORD.findall(text.lower()))
             if uri.startswith(target) and overlap:

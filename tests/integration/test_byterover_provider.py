@@ -80,9 +80,7 @@ def test_curation_of_turns_is_off_by_default_and_idempotent_when_on(
     assert [c["argv"][0] for c in brv.calls()] == ["curate"]
 
 
-def test_brv_curate_queues_and_the_sync_worker_curates(
-    brv: FakeBrv, home: Path
-) -> None:
+def test_brv_curate_queues_and_the_sync_worker_curates(brv: FakeBrv, home: Path) -> None:
     provider = provider_for(home)  # auto_curate off: only queued curations run
     alice = make_context(home, "alice")
     answer = call(provider, alice, "brv_curate", content="Alice's cat is called Miso")

@@ -53,7 +53,9 @@ def test_remember_writes_under_the_users_memories_and_search_finds_it(
     provider: OpenVikingProvider, fake: FakeOpenViking, tmp_path: Path
 ) -> None:
     alice = make_context(tmp_path, "alice")
-    stored = call(provider, alice, "viking_remember", content="Alice keeps bees", category="preference")
+    stored = call(
+        provider, alice, "viking_remember", content="Alice keeps bees", category="preference"
+    )
     assert stored["success"] is True
     user = alice.backend_key
     assert stored["uri"].startswith(f"viking://user/{user}/memories/preferences/mem_")
@@ -198,7 +200,9 @@ def test_a_failed_send_is_released_and_sent_again(
     assert [m["content"] for m in session.messages] == ["hello there", "hi"]
 
 
-def test_a_turn_still_in_flight_is_not_sent_twice(provider: OpenVikingProvider, tmp_path: Path) -> None:
+def test_a_turn_still_in_flight_is_not_sent_twice(
+    provider: OpenVikingProvider, tmp_path: Path
+) -> None:
     alice = make_context(tmp_path, "alice")
     turn = SyncedTurn("hello there", "hi", alice.session_id, "t1", NOW)
     key = TurnKey(alice.tenant, "openviking", alice.backend_key, alice.session_id, "t1")

@@ -14,7 +14,6 @@ import asyncio
 import json
 import os
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from gateway.routing import Conversation
 from gateway.security.fence import FENCE_OPEN
 from gateway.settings import Settings
 from providers.scoping import backend_key
-from tests.fakes.fake_brv import FakeBrv, install_fake_brv
+from tests.fakes.fake_brv import install_fake_brv
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.openviking_server import FakeOpenViking
 from tests.fakes.retaindb_server import FakeRetainDB
@@ -53,7 +52,7 @@ class Backend:
     section: dict[str, Any]
     server: Any  # the fake service (None for ByteRover: its fake is the brv script)
     down: Callable[[], None]
-    up: Callable[[], None]
+    up: Callable[[], object]
     stored_for: Callable[[str], list[str]]  # what the service holds under a backend key
     plants_with_tool: bool = False
 
@@ -82,33 +81,40 @@ def backend(
         )
         return
     port = free_port()  # a fixed port: the outage test stops and restarts the server
-    server: FakeOpenViking | FakeRetainDB
     if name == "openviking":
         monkeypatch.setenv("OPENVIKING_API_KEY", "root-key")
-        server = FakeOpenViking(port)
-        section = {"base_url": f"http://127.0.0.1:{port}"}
+        viking = FakeOpenViking(port)
 
-        def stored(key: str) -> list[str]:
-            files = list(server.user_files(key).values())
-            messages = [
-                m["content"]
-                for (u, _), s in server.sessions.items()
-                if u == key
-                for m in s.messages
-            ]
-            return files + messages
+        def in_viking(key: str) -> list[str]:
+            files = list(viking.user_files(key).values())
+            sessions = [s for (user, _), s in viking.sessions.items() if user == key]
+            return files + [m["content"] for s in sessions for m in s.messages]
 
-    else:
-        monkeypatch.setenv("RETAINDB_API_KEY", "rdb-key")
-        server = FakeRetainDB(port)
-        section = {"base_url": f"http://127.0.0.1:{port}"}
+        with viking:
+            yield Backend(
+                name,
+                {"base_url": viking.base_url},
+                viking,
+                viking.stop,
+                viking.start,
+                in_viking,
+                True,
+            )
+        return
+    monkeypatch.setenv("RETAINDB_API_KEY", "rdb-key")
+    retaindb = FakeRetainDB(port)
 
-        def stored(key: str) -> list[str]:
-            return [m["content"] for m in server.user_memories(key)]
+    def in_retaindb(key: str) -> list[str]:
+        return [m["content"] for m in retaindb.user_memories(key)]
 
-    with server:
+    with retaindb:
         yield Backend(
-            name, section, server, server.stop, server.start, stored, name == "openviking"
+            name,
+            {"base_url": retaindb.base_url},
+            retaindb,
+            retaindb.stop,
+            retaindb.start,
+            in_retaindb,
         )
 
 
