@@ -109,6 +109,11 @@ class VikingClient:
             str(row.get("session_id", "")) if isinstance(row, dict) else str(row) for row in rows
         ]
 
+    def pending_tokens(self, user: str, session_id: str) -> int:
+        """How much of the session is not committed yet (0 when nothing is pending)."""
+        result = self.call(user, "GET", f"/api/v1/sessions/{session_id}")
+        return int((result or {}).get("pending_tokens") or 0) if isinstance(result, dict) else 0
+
     def delete_session(self, user: str, session_id: str) -> None:
         self.call(user, "DELETE", f"/api/v1/sessions/{session_id}")
 

@@ -2,8 +2,10 @@
 
 See the package docstring for the model. Recall searches the scope's memories
 (``/api/v1/search/find`` under ``viking://user/<key>/memories/``); sync adds each turn to the
-scope's OpenViking session once (the turn ledger), creating the session first; the session
-is committed when the mnemogate session ends, which makes the server extract memories.
+scope's OpenViking session once (the turn ledger), creating the session first. A session is
+committed (the server then extracts memories from it) when the mnemogate session ends, and
+in any case by the first sync of the user's next session, which commits every earlier
+session still holding uncommitted messages.
 """
 
 from __future__ import annotations
@@ -281,10 +283,22 @@ class OpenVikingProvider(ServiceProvider):
         return {"success": True, "url": url, "result": result}
 
     def _ensure_session(self, user: str, session: str) -> None:
-        """Create the OpenViking session before its first message (once per process)."""
+        """Create the OpenViking session before its first message (once per process).
+
+        A new session means the user's earlier ones have ended: any of them still holding
+        uncommitted messages is committed now, so memories are extracted even when no
+        session-end signal reached the provider (or its commit failed).
+        """
         with self._lock:
             if (user, session) in self._created:
                 return
-        self.client().create_session(user, session)
+        client = self.client()
+        client.create_session(user, session)
+        try:
+            for earlier in client.sessions(user):
+                if earlier != session and client.pending_tokens(user, earlier) > 0:
+                    client.commit(user, earlier)
+        except ServiceError as exc:  # the turn itself is stored; the next session retries
+            log.warning("openviking: committing earlier sessions of %s failed: %s", user, exc)
         with self._lock:
             self._created.add((user, session))

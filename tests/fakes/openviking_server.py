@@ -219,6 +219,9 @@ class FakeOpenViking(JsonService):
         rec = self.sessions.get((user, session_id))
         if rec is None:
             raise VikingError(404, "NOT_FOUND", f"Session {session_id} not found")
+        if r.method == "GET" and not action:
+            pending = sum(max(1, len(m["content"]) // 4) for m in rec.messages)
+            return {"session_id": session_id, "pending_tokens": pending, "commits": rec.commits}
         if r.method == "DELETE" and not action:
             del self.sessions[(user, session_id)]
             return {"session_id": session_id}

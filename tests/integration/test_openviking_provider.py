@@ -176,6 +176,7 @@ def test_turns_go_to_an_explicitly_created_session_once_and_commit_extracts(
     paths = [(r.method, r.path) for r in fake.requests]
     assert paths == [
         ("POST", "/api/v1/sessions"),
+        ("GET", "/api/v1/sessions"),  # earlier sessions with pending messages get committed
         ("POST", f"/api/v1/sessions/{session}/messages"),
         ("POST", f"/api/v1/sessions/{session}/messages"),
     ]

@@ -228,3 +228,44 @@ def test_tenants_forget_erases_the_tenant_at_the_service(
     else:
         assert report.complete, report.lines()
         assert report.erased["provider items"] >= 1
+
+
+def test_openviking_commits_the_session_when_it_ends(
+    tmp_path: Path,
+    redis_url: str,
+    redis_prefix: str,
+    fake_llm: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENVIKING_API_KEY", "root-key")
+    with FakeOpenViking() as viking:
+        settings = make_settings(
+            tmp_path / "home",
+            redis_url,
+            redis_prefix,
+            llm={"base_url": fake_llm.base_url, "model": "fake-model", "max_retries": 0},
+            memory={"provider": "openviking"},
+            jobs={"mode": "queue"},
+            openviking={"base_url": viking.base_url},
+        )
+        fake_llm.handler = Script(fallback=lambda body: "ok")
+        turns(settings, ALICE, [FACT])
+        work(settings)
+        (session,) = [s for (user, _), s in viking.sessions.items() if user == ALICE_KEY]
+        assert [m["role"] for m in session.messages] == ["user", "assistant"]
+        created = viking.calls("POST", "/api/v1/sessions")[0]
+        assert created.path == "/api/v1/sessions"  # created before its first message
+
+        async def start_over() -> None:
+            async with App(settings) as app:
+                app.agent.new_session(ALICE)
+
+        asyncio.run(start_over())
+        # The gateway does not signal a session's end to providers: the first sync of the
+        # next session commits the earlier one, and the server extracts its memories.
+        turns(settings, ALICE, ["a new day: what about my bees?"])
+        work(settings)
+        assert session.commits == 1 and session.messages == []
+        assert f"{ALICE_KEY} said: {FACT}" in viking.user_files(ALICE_KEY).values()
+        turns(settings, ALICE, ["where do I keep my bees?"])
+        assert "zebra-17" in last_user_message(fake_llm).split(FENCE_OPEN, 1)[1]
