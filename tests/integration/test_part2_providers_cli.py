@@ -6,6 +6,7 @@ import os
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,7 +55,10 @@ def test_setup_byterover_says_how_to_install_the_cli(home: Path, tmp_path: Path)
 
 
 def test_doctor_checks_each_service(home: Path, fake_llm: FakeLLM, tmp_path: Path) -> None:
-    llm = {"MNEMOGATE_LLM__BASE_URL": fake_llm.base_url, "MNEMOGATE_LLM__MODEL": "fake-model"}
+    llm: dict[str, Any] = {
+        "MNEMOGATE_LLM__BASE_URL": fake_llm.base_url,
+        "MNEMOGATE_LLM__MODEL": "fake-model",
+    }
     with FakeOpenViking() as viking, FakeRetainDB() as retaindb:
         good_viking = run_cli(
             ["doctor"],
