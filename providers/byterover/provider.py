@@ -8,9 +8,11 @@ failed so the next sync tries again.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -197,15 +199,27 @@ class ByteRoverProvider(ServiceProvider):
     def _drain(self, dirs: ScopeDirs) -> None:
         if not dirs.pending.is_dir():
             return
+        self._reclaim_abandoned(dirs)
         for path in sorted(dirs.pending.glob("*.txt"), key=lambda p: p.stat().st_mtime):
-            claimed = path.with_name(f".{path.stem}.{os.getpid()}.claimed")
+            claimed = path.with_name(f".{path.stem}.claimed")
             try:
                 path.rename(claimed)
             except FileNotFoundError:
                 continue  # another worker claimed it
+            os.utime(claimed)  # the claim's age, for _reclaim_abandoned
             try:
                 self._curate(dirs, claimed.read_text(encoding="utf-8"))
             except BaseException:
                 claimed.rename(path)
                 raise
             claimed.unlink()
+
+    def _reclaim_abandoned(self, dirs: ScopeDirs) -> None:
+        """Claims older than two curate timeouts belong to a worker that died: queue again."""
+        limit = time.time() - 2 * self.settings.curate_timeout_s
+        for claimed in dirs.pending.glob(".*.claimed"):
+            with contextlib.suppress(FileNotFoundError):
+                if claimed.stat().st_mtime < limit:
+                    claimed.rename(
+                        dirs.pending / (claimed.name[1:].removesuffix(".claimed") + ".txt")
+                    )

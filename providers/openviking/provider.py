@@ -130,9 +130,15 @@ class OpenVikingProvider(ServiceProvider):
         def send() -> None:
             self._ensure_session(user, session)
             client = self.client()
-            client.add_message(user, session, "user", turn.user, at)
-            if turn.assistant:
-                client.add_message(user, session, "assistant", turn.assistant, at)
+            try:
+                client.add_message(user, session, "user", turn.user, at)
+                if turn.assistant:
+                    client.add_message(user, session, "assistant", turn.assistant, at)
+            except ServiceError as exc:
+                if exc.not_found:  # deleted on the server (erasure, operator): create it again
+                    with self._lock:
+                        self._created.discard((user, session))
+                raise
 
         self.deliver_turn(ctx, turn, send)
 

@@ -152,3 +152,19 @@ class TestByteRoverContract(ProviderContract):
 
     def make_provider(self, home: Path) -> MemoryProvider:
         return provider_for(home, auto_curate=True)
+
+
+def test_a_claim_abandoned_by_a_dead_worker_is_curated_later(brv: FakeBrv, home: Path) -> None:
+    provider = provider_for(home, curate_timeout_s=5)
+    alice = make_context(home, "alice")
+    call(provider, alice, "brv_curate", content="Alice's cat is called Miso")
+    pending = home / "providers/byterover" / alice.backend_key / "pending"
+    (queued,) = pending.glob("*.txt")
+    claimed = pending / f".{queued.stem}.claimed"
+    queued.rename(claimed)  # as a worker that died mid-curation left it
+    provider.sync_turn(alice, SyncedTurn("hi", "hello", "s1", "t1", NOW))
+    assert brv.calls() == []  # a fresh claim may still be running
+    os.utime(claimed, (0, 0))
+    provider.sync_turn(alice, SyncedTurn("hi", "hello", "s1", "t2", NOW))
+    assert [c["argv"] for c in brv.calls()] == [["curate", "--", "Alice's cat is called Miso"]]
+    assert list(pending.iterdir()) == []

@@ -269,3 +269,17 @@ class TestOpenVikingContract(ProviderContract):
 
     def make_provider(self, home: Path) -> MemoryProvider:
         return provider_for(self.fake)
+
+
+def test_a_session_deleted_on_the_server_is_created_again(
+    provider: OpenVikingProvider, fake: FakeOpenViking, tmp_path: Path
+) -> None:
+    alice = make_context(tmp_path, "alice")
+    provider.sync_turn(alice, SyncedTurn("first", "ok", alice.session_id, "t1", NOW))
+    key = (alice.backend_key, viking_session_id(alice.session_id))
+    del fake.sessions[key]  # an operator removed it
+    turn = SyncedTurn("second", "ok", alice.session_id, "t2", NOW)
+    with pytest.raises(ServiceError):
+        provider.sync_turn(alice, turn)
+    provider.sync_turn(alice, turn)  # the job's retry
+    assert [m["content"] for m in fake.sessions[key].messages] == ["second", "ok"]
