@@ -174,22 +174,29 @@ class OpenVikingProvider(ServiceProvider):
         return handlers
 
     def erase_scope(self, tenant: TenantId, record: ScopeRecord) -> int:
-        """Delete the user's sessions and space, then the user itself (admin API)."""
+        """Delete the user's sessions and everything in its space, then the user (admin API).
+
+        The server refuses to delete a namespace root, so each top-level directory of the
+        space (memories, resources, sessions, …) is deleted recursively; what is still
+        listed afterwards is reported.
+        """
         client, user = self.client(), record.backend_key
+        root = spaces.user_root(user)
         removed = 0
         for session in client.sessions(user):
             client.delete_session(user, session)
             removed += 1
-        try:
-            client.remove(user, spaces.user_root(user), recursive=True)
-            removed += 1
-        except ServiceError as exc:
-            if not exc.not_found:
-                raise
+        for uri in self._entries(user, root):
+            answer = client.remove(user, uri, recursive=True)
+            count = answer.get("estimated_deleted_count") if isinstance(answer, dict) else None
+            removed += int(count) if isinstance(count, int) else 1
+        left = self._entries(user, root)
+        if left:
+            raise ServiceError(f"still listed after deletion: {', '.join(left[:5])}")
         try:
             client.delete_user(user)
         except ServiceError as exc:
-            # A trusted-mode server registers no users (its admin API says so): nothing is
+            # A trusted-mode server registers no users (404, or 403 saying so): nothing is
             # left once the space is gone. Any other refusal is reported by the caller.
             if not (exc.not_found or (exc.status == 403 and "trusted mode" in str(exc))):
                 raise
@@ -197,6 +204,17 @@ class OpenVikingProvider(ServiceProvider):
         with self._lock:
             self._created = {row for row in self._created if row[0] != user}
         return removed
+
+    def _entries(self, user: str, uri: str) -> list[str]:
+        """The URIs directly under ``uri`` (none when it does not exist)."""
+        try:
+            listed = self.client().browse(user, "list", uri)
+        except ServiceError as exc:
+            if exc.not_found:
+                return []
+            raise
+        rows = listed if isinstance(listed, list) else []
+        return [str(row["uri"]) for row in rows if isinstance(row, dict) and row.get("uri")]
 
     def health(self) -> str:
         """The server answers, and accepts this key and account (an authenticated read)."""

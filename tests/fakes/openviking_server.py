@@ -6,10 +6,14 @@ with the HTTP status of the error. Every request must carry ``X-OpenViking-Accou
 ``X-OpenViking-User`` (trusted mode) and, when ``api_key`` is set, that key. Each user owns
 ``viking://user/<user>/``: a URI in another user's space answers 403 PERMISSION_DENIED, the
 uid-less ``viking://user/peers/…``/``viking://user/memories/…`` shorthands 400 INVALID_URI.
-Messages go only to a session created before (``POST /api/v1/sessions``); committing a
-session "extracts" one memory per user message: ``<user> said: <text>`` under
+Messages go only to a session created before (``POST /api/v1/sessions``; the real 0.5.2
+server would create it on the first message, the fake is stricter so the provider's
+explicit creation is tested); committing a session "extracts" one memory per user
+message, ``<user> said: <text>``, under
 ``memories/events/``. ``admin_api`` False answers the admin API as a trusted-mode server
-does (403).
+does (0.5.2 answers 404 "User not found" for an unregistered user; older ones 403).
+Deleting the user root itself is refused (403), as on the real server: erase deletes its
+top-level directories.
 """
 
 from __future__ import annotations
@@ -166,9 +170,11 @@ class FakeOpenViking(JsonService):
             rest = path[len(prefix) :]
             if recursive or "/" not in rest:
                 entries[path] = {"uri": path, "isDir": False, "abstract": self.files[path][:100]}
-            else:
-                child = prefix + rest.split("/", 1)[0] + "/"
+            else:  # the real server lists directories without a trailing slash
+                child = prefix + rest.split("/", 1)[0]
                 entries[child] = {"uri": child, "isDir": True, "abstract": ""}
+        if prefix == f"viking://user/{user}/" and any(k[0] == user for k in self.sessions):
+            entries[prefix + "sessions"] = {"uri": prefix + "sessions", "isDir": True}
         return sorted(entries.values(), key=lambda e: e["uri"])
 
     def _stat(self, r: Request, user: str) -> Any:
@@ -181,6 +187,17 @@ class FakeOpenViking(JsonService):
 
     def _remove(self, r: Request, user: str) -> Any:
         uri = self._check(r.query.get("uri"), user)
+        if uri.rstrip("/") == f"viking://user/{user}":
+            raise VikingError(
+                403,
+                "PERMISSION_DENIED",
+                "Deleting a namespace root requires root access; use a concrete content path",
+            )
+        if uri.rstrip("/") == f"viking://user/{user}/sessions":  # where sessions live
+            mine = [key for key in self.sessions if key[0] == user]
+            for key in mine:
+                del self.sessions[key]
+            return {"uri": uri, "estimated_deleted_count": len(mine)}
         if uri in self.files:
             del self.files[uri]
             return {"uri": uri, "estimated_deleted_count": 1}

@@ -17,11 +17,18 @@ from collections.abc import Iterator
 
 import pytest
 
+from gateway.provider_settings import OpenVikingSettings
+from gateway.tenants import TenantId
 from providers.openviking import spaces
 from providers.openviking.client import VikingClient
+from providers.openviking.provider import OpenVikingProvider
+from providers.scoping import ScopeRecord
 from providers.service import ServiceError
 
+# Read at import: the autouse fixture of tests/conftest.py clears the environment per test.
 URL = os.environ.get("MNEMOGATE_TEST_OPENVIKING_URL", "")
+KEY = os.environ.get("MNEMOGATE_TEST_OPENVIKING_KEY") or None
+ACCOUNT = os.environ.get("MNEMOGATE_TEST_OPENVIKING_ACCOUNT", "default")
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(not URL, reason="set MNEMOGATE_TEST_OPENVIKING_URL to a real OpenViking"),
@@ -32,8 +39,8 @@ pytestmark = [
 def client() -> Iterator[VikingClient]:
     made = VikingClient(
         URL,
-        api_key=os.environ.get("MNEMOGATE_TEST_OPENVIKING_KEY") or None,
-        account=os.environ.get("MNEMOGATE_TEST_OPENVIKING_ACCOUNT", "default"),
+        api_key=KEY,
+        account=ACCOUNT,
         agent="mnemogate",
         timeout_s=30,
     )
@@ -52,7 +59,28 @@ def test_user_spaces_and_uris(client: VikingClient) -> None:
     with pytest.raises(ServiceError) as peers:
         client.write(alice, "viking://user/peers/mnemogate/memories/x.md", "x")
     assert peers.value.status == 400
-    client.remove(alice, spaces.user_root(alice), recursive=True)
+    with pytest.raises(ServiceError) as other:
+        client.browse(alice, "list", spaces.user_root(bob))
+    assert other.value.status == 403
+
+
+def test_erase_leaves_nothing_in_the_users_space(client: VikingClient) -> None:
+    user = f"mg-dave-{uuid.uuid4().hex[:8]}"
+    client.write(user, spaces.memories_root(user) + "events/mem_x.md", "Dave keeps bees")
+    client.create_session(user, "mg-erase-1")
+    client.add_message(user, "mg-erase-1", "user", "hello", "2026-01-01T00:00:00+00:00")
+    settings = OpenVikingSettings.model_validate(
+        {"base_url": URL, "api_key": KEY, "account": ACCOUNT}
+    )
+    provider = OpenVikingProvider(settings)
+    tenant = TenantId.parse("console:dave")
+    try:
+        removed, leftovers = provider.erase(tenant, [ScopeRecord(tenant, "openviking", "s", user)])
+    finally:
+        provider.shutdown()
+    assert leftovers == [] and removed >= 2
+    assert client.browse(user, "list", spaces.user_root(user)) == []
+    assert client.sessions(user) == []
 
 
 def test_sessions_are_created_then_filled_then_committed(client: VikingClient) -> None:
