@@ -116,6 +116,10 @@ class OpenVikingProvider(ServiceProvider):
         for hit in result.get("memories") or []:
             if not isinstance(hit, dict) or float(hit.get("score") or 0) < self.settings.min_score:
                 continue
+            uri = str(hit.get("uri", ""))
+            # Only this user's memory files: not another space, not generated summaries.
+            if not uri.startswith(spaces.user_root(user)) or uri.endswith(spaces.SUMMARY_FILES):
+                continue
             summary = str(hit.get("abstract") or hit.get("overview") or hit.get("content") or "")
             if summary.strip():
                 lines.append("- " + clip(" ".join(summary.split()), 500))

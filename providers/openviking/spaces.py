@@ -21,6 +21,8 @@ CATEGORY_DIRS = {
     "case": "cases",
     "pattern": "patterns",
 }
+# Summaries the server generates for each directory; not memories themselves.
+SUMMARY_FILES = ("/.abstract.md", "/.overview.md")
 _SEGMENT = re.compile(r"^[A-Za-z0-9._\-\u00a0-\uffff ]+$")
 _LOCAL_NAMES = (".localhost", ".local", ".internal", ".lan", ".home.arpa")
 
@@ -58,7 +60,7 @@ def memory_file(uri: object, user: str) -> str:
     name = checked.rsplit("/", 1)[-1]
     if not checked.startswith(memories_root(user)) or not name.endswith(".md"):
         raise ToolRefused("viking_forget deletes one memory file: a .md URI under memories/")
-    if name in (".abstract.md", ".overview.md"):
+    if checked.endswith(SUMMARY_FILES):
         raise ToolRefused("generated summaries are not memories; forget the memory file itself")
     return checked
 

@@ -283,3 +283,14 @@ def test_a_session_deleted_on_the_server_is_created_again(
         provider.sync_turn(alice, turn)
     provider.sync_turn(alice, turn)  # the job's retry
     assert [m["content"] for m in fake.sessions[key].messages] == ["second", "ok"]
+
+
+def test_recall_keeps_only_the_users_own_memory_files(
+    provider: OpenVikingProvider, fake: FakeOpenViking, tmp_path: Path
+) -> None:
+    alice = make_context(tmp_path, "alice")
+    root = spaces.memories_root(alice.backend_key)
+    fake.files[root + "events/.overview.md"] = "# Events overview: bees"
+    fake.files[root + "events/mem_1.md"] = "Alice keeps bees"
+    recalled = provider.recall(alice, RecallQuery("what about the bees"))
+    assert "Alice keeps bees" in recalled and "overview" not in recalled
