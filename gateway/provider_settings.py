@@ -92,23 +92,58 @@ class SupermemorySettings(ProviderSection):
 
 
 class OpenVikingSettings(ProviderSection):
-    """OpenViking context database over its HTTP API (per-user spaces)."""
+    """OpenViking context database over its HTTP API (per-user spaces, trusted mode)."""
 
+    EXTERNAL_ENV: ClassVar[dict[str, str]] = {
+        "OPENVIKING_ENDPOINT": "base_url",
+        "OPENVIKING_API_KEY": "api_key",
+        "OPENVIKING_ACCOUNT": "account",
+        "OPENVIKING_AGENT": "agent",
+    }
+    base_url: str | None = None
     api_key: SecretStr | None = None
+    account: str = Field(default="default", pattern=r"^[A-Za-z0-9_-]+$")
+    agent: str = Field(default="mnemogate", pattern=r"^[A-Za-z0-9_-]+$")
+    timeout_s: float = Field(default=10.0, gt=0)
+    recall_timeout_s: float = Field(default=5.0, gt=0)
+    recall_limit: int = Field(default=6, ge=1, le=50)
+    min_score: float = Field(default=0.15, ge=0, le=1)
+    max_recall_chars: int = Field(default=4000, ge=200)
+    max_tool_result_chars: int = Field(default=4000, ge=200)
+    resources: bool = True  # offer viking_add_resource (public http(s) URLs only)
 
 
 class RetainDBSettings(ProviderSection):
-    """RetainDB memory over its HTTP API."""
+    """RetainDB memory over its HTTP API (``user_id`` = the scope's backend key)."""
 
-    EXTERNAL_ENV: ClassVar[dict[str, str]] = {"RETAINDB_API_KEY": "api_key"}
+    EXTERNAL_ENV: ClassVar[dict[str, str]] = {
+        "RETAINDB_API_KEY": "api_key",
+        "RETAINDB_BASE_URL": "base_url",
+        "RETAINDB_PROJECT": "project",
+    }
     api_key: SecretStr | None = None
+    base_url: str = "https://api.retaindb.com"
+    project: str = Field(default="mnemogate", min_length=1)
+    timeout_s: float = Field(default=8.0, gt=0)
+    recall_timeout_s: float = Field(default=5.0, gt=0)
+    ingest_timeout_s: float = Field(default=15.0, gt=0)
+    max_recall_chars: int = Field(default=4000, ge=200)
+    max_tool_result_chars: int = Field(default=4000, ge=200)
 
 
 class ByteRoverSettings(ProviderSection):
     """ByteRover through the ``brv`` command-line tool (npm ``byterover-cli``)."""
 
+    EXTERNAL_ENV: ClassVar[dict[str, str]] = {"BRV_API_KEY": "api_key"}
     command: str = "brv"
-    timeout_s: float = Field(default=60.0, gt=0)
+    api_key: SecretStr | None = None  # optional: ByteRover cloud sync
+    auto_curate: bool = False  # curate every finished turn (in the sync worker)
+    query_timeout_s: float = Field(default=10.0, gt=0)
+    curate_timeout_s: float = Field(default=120.0, gt=0)
+    status_timeout_s: float = Field(default=15.0, gt=0)
+    min_query_chars: int = Field(default=10, ge=1)
+    max_recall_chars: int = Field(default=4000, ge=200)
+    max_tool_result_chars: int = Field(default=4000, ge=200)
 
 
 SECTIONS: dict[str, type[ProviderSection]] = {

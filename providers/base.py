@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 from gateway.routing import ChatType, Conversation
 from gateway.tenants import TenantId
+from providers.ledger import MemoryTurnLedger, TurnLedger
 from providers.schemas import (  # noqa: F401 - re-exported: the interface's vocabulary
     CORE_TOOL_NAMES,
     RESERVED_ARGUMENTS,
@@ -216,10 +217,13 @@ class ProviderServices:
     """What the gateway lends a provider instead of letting it open stores itself.
 
     ``scopes`` is the registry of backend keys (read it in :meth:`MemoryProvider.erase` only
-    through the records the manager passes; the manager records scopes itself).
+    through the records the manager passes; the manager records scopes itself). ``turns``
+    is the ledger of turns already delivered, for services without idempotent writes (see
+    :mod:`providers.ledger`).
     """
 
     scopes: ScopeRegistry = field(default_factory=MemoryScopeRegistry)
+    turns: TurnLedger = field(default_factory=MemoryTurnLedger)
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,6 +362,10 @@ class MemoryProvider(ABC):
         Raise an exception (any) to report the backend unhealthy.
         """
         return "available"
+
+    def setup_problems(self) -> list[str]:
+        """For ``memory setup``: what else is missing (a setting, a program); no network."""
+        return []
 
     def config_schema(self) -> list[ConfigField]:
         """Questions the setup wizard asks; empty when there is nothing to configure."""

@@ -37,6 +37,9 @@ BUNDLED: Mapping[str, str] = MappingProxyType(
     {
         "reference": "providers.reference:ReferenceProvider",
         "honcho": "providers.honcho.provider:HonchoProvider",
+        "openviking": "providers.openviking.provider:OpenVikingProvider",
+        "retaindb": "providers.retaindb.provider:RetainDBProvider",
+        "byterover": "providers.byterover.provider:ByteRoverProvider",
     }
 )
 
@@ -153,6 +156,6 @@ def missing_requirements(name: str, settings: Settings) -> list[str]:
             f"is not set ({field.description})"
             for field in provider.config_schema()
             if field.secret and getattr(section, field.name, None) is None
-        ]
+        ] + provider.setup_problems()
     finally:
         provider.shutdown()
