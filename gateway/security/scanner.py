@@ -21,8 +21,12 @@ import re
 from dataclasses import dataclass
 
 from gateway.security.patterns import RULES
+from gateway.security.cues import DISCUSSION, Text, quoted
+from gateway.security.layers import readings
 from gateway.security.payloads import encoded_payloads
 from gateway.security.rules import Rule
+from gateway.security.secrets import find_secrets
+from gateway.security.structure import assess
 from gateway.security.unicode import fold, hidden_characters, printable_excerpt, smuggled_text
 
 INVISIBLE_UNICODE = "invisible-unicode"
@@ -87,13 +91,15 @@ def _scan_into(text: str, *, depth: int, label: str, found: dict[str, ScanFindin
     folded = fold(text)
     for rule, matched in _match_rules(folded):
         _add(found, rule.name, rule.category, label, _shown(rule, matched))
+    for name, category, matched in assess(folded) + find_secrets(folded):
+        _add(found, name, category, label, matched)
 
     if depth >= MAX_DEPTH:
         return
     hidden = smuggled_text(text)
     if hidden:
         _scan_into("\n".join(hidden), depth=depth + 1, label=f"{label}hidden: ", found=found)
-    for kind, decoded in encoded_payloads(folded).items():
+    for kind, decoded in (encoded_payloads(folded) | readings(text, folded)).items():
         _scan_into(decoded, depth=depth + 1, label=f"{label}{kind}: ", found=found)
 
 
@@ -102,10 +108,11 @@ def _match_rules(folded: str) -> list[tuple[Rule, str]]:
     words = frozenset(_WORD_RE.findall(lowered))
     chars = None if lowered.isascii() else frozenset(lowered)
     matches: list[tuple[Rule, str]] = []
+    discussed = DISCUSSION.search(Text(folded)) is not None
     for rule in RULES:
         if rule.should_try(lowered, words, chars):
             hit = rule.pattern.search(folded)
-            if hit:
+            if hit and not (discussed and rule.lang != "any" and quoted(folded, hit)):
                 matches.append((rule, hit.group()))
     if _SPACED_LETTERS_RE.search(folded):
         compact = _NON_WORD_RE.sub("", lowered)

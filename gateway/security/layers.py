@@ -1,0 +1,114 @@
+"""Decode layers beyond base64/hex: percent-encoding, rot13, leetspeak and spaced-out text.
+
+Each layer returns a *reading* of the whole text to scan again, only when the reading is
+plausibly what the writer meant: percent-escapes that decode to something else, rot13
+that reads as more English than the original, leetspeak with enough digit-for-letter
+words, letters or ideographs spaced out one by one. Ordinary text yields no layer, so the
+common case costs a few regex searches.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from urllib.parse import unquote
+
+_PERCENT_RE = re.compile(r"%[0-9A-Fa-f]{2}")
+_LATIN_WORD_RE = re.compile(r"[A-Za-z]+")
+_ROT13_HINT_RE = re.compile(r"\brot-?13\b", re.IGNORECASE)
+# Frequent English words: a reading with many more of them than the original is English.
+_COMMON = frozenset(
+    "the and to of you your all is in for that this with user users send me my it be are on"
+    " from now as any every when whenever if what show give tell ignore instructions password"
+    " previous always then do not system prompt admin owner access data their other should"
+    " can must never new rules need memory chat history".split()
+)
+_LEET_WORD_RE = re.compile(
+    r"(?<![\w@$!|])(?=[\w@$!|']*[A-Za-z])(?=[\w@$!|']*(?:[0-9@$|]|![\w]))[\w@$!|']{2,}"
+)
+_TOKEN_RE = re.compile(r"[\w@$!|']+")
+_LEET_I = str.maketrans(
+    {
+        "0": "o",
+        "1": "i",
+        "3": "e",
+        "4": "a",
+        "5": "s",
+        "7": "t",
+        "8": "b",
+        "@": "a",
+        "$": "s",
+        "!": "i",
+        "|": "l",
+    }
+)
+_LEET_L = str.maketrans({"1": "l"})
+# Single letters separated by single spaces or dots; a wider gap separates words.
+_SPACED_LATIN_RE = re.compile(r"(?<![^\W_])(?:[^\W_][ .·_-]){3,}[^\W_](?![^\W_])")
+# Four or more ideographs each standing alone between separators ("忽 略 之 前").
+_SPACED_CJK_RE = re.compile(
+    r"(?<![\u4e00-\u9fff])(?:[\u4e00-\u9fff][ .·_*-]{1,3}){3,}[\u4e00-\u9fff](?![\u4e00-\u9fff])"
+)
+_SEPARATORS_RE = re.compile(r"[ .·_*-]")
+
+
+def _english_words(text: str) -> int:
+    return sum(1 for w in _LATIN_WORD_RE.findall(text) if w.lower() in _COMMON)
+
+
+def _rot13(text: str) -> str | None:
+    if len(_LATIN_WORD_RE.findall(text)) < 4:
+        return None
+    rotated = codecs.encode(text, "rot13")
+    if _ROT13_HINT_RE.search(text):
+        return rotated
+    after = _english_words(rotated)
+    return rotated if after >= 3 and after > 2 * _english_words(text) else None
+
+
+def _percent(text: str) -> str | None:
+    if len(_PERCENT_RE.findall(text)) < 3:
+        return None
+    decoded = unquote(text.replace("+", " "))
+    return decoded if decoded != text else None
+
+
+def _leet(text: str) -> list[str]:
+    words = _LEET_WORD_RE.findall(text)
+    if len(words) < 2:
+        return []
+    # Mostly leetspeak: every token is read, bare digits included ("4" → "a");
+    # otherwise only the tokens that mix letters and digits are.
+    heavy = len(words) >= 3 and len(words) >= 0.3 * len(_TOKEN_RE.findall(text))
+    pattern = _TOKEN_RE if heavy else _LEET_WORD_RE
+    readings = [pattern.sub(lambda m: m.group().lower().translate(_LEET_I), text)]
+    if "1" in text:
+        readings.append(
+            pattern.sub(lambda m: m.group().lower().translate(_LEET_L).translate(_LEET_I), text)
+        )
+    return readings
+
+
+def _respaced(raw: str) -> str | None:
+    joined = _SPACED_CJK_RE.sub(lambda m: _SEPARATORS_RE.sub("", m.group()), raw)
+    joined = _SPACED_LATIN_RE.sub(lambda m: _SEPARATORS_RE.sub("", m.group()), joined)
+    return joined if joined != raw else None
+
+
+def readings(raw: str, folded: str) -> dict[str, str]:
+    """Other readings of a text, by layer name (``url-encoded``, ``rot13``, ``leetspeak``,
+    ``spaced``); empty for ordinary text."""
+    found: dict[str, str] = {}
+    decoded = _percent(folded)
+    if decoded:
+        found["url-encoded"] = decoded
+    rotated = _rot13(folded)
+    if rotated:
+        found["rot13"] = rotated
+    leet = _leet(folded)
+    if leet:
+        found["leetspeak"] = "\n".join(leet)
+    spaced = _respaced(raw)
+    if spaced:
+        found["spaced"] = spaced
+    return found
