@@ -18,10 +18,68 @@ _LATIN_WORD_RE = re.compile(r"[A-Za-z]+")
 _ROT13_HINT_RE = re.compile(r"\brot-?13\b", re.IGNORECASE)
 # Frequent English words: a reading with many more of them than the original is English.
 _COMMON = frozenset(
-    "the and to of you your all is in for that this with user users send me my it be are on"
-    " from now as any every when whenever if what show give tell ignore instructions password"
-    " previous always then do not system prompt admin owner access data their other should"
-    " can must never new rules need memory chat history".split()
+    [
+        "the",
+        "and",
+        "to",
+        "of",
+        "you",
+        "your",
+        "all",
+        "is",
+        "in",
+        "for",
+        "that",
+        "this",
+        "with",
+        "user",
+        "users",
+        "send",
+        "me",
+        "my",
+        "it",
+        "be",
+        "are",
+        "on",
+        "from",
+        "now",
+        "as",
+        "any",
+        "every",
+        "when",
+        "whenever",
+        "if",
+        "what",
+        "show",
+        "give",
+        "tell",
+        "ignore",
+        "instructions",
+        "password",
+        "previous",
+        "always",
+        "then",
+        "do",
+        "not",
+        "system",
+        "prompt",
+        "admin",
+        "owner",
+        "access",
+        "data",
+        "their",
+        "other",
+        "should",
+        "can",
+        "must",
+        "never",
+        "new",
+        "rules",
+        "need",
+        "memory",
+        "chat",
+        "history",
+    ]
 )
 _LEET_WORD_RE = re.compile(
     r"(?<![\w@$!|])(?=[\w@$!|']*[A-Za-z])(?=[\w@$!|']*(?:[0-9@$|]|![\w]))[\w@$!|']{2,}"
@@ -86,7 +144,9 @@ def _leet(text: str) -> list[str]:
         readings.append(
             pattern.sub(lambda m: m.group().lower().translate(_LEET_L).translate(_LEET_I), text)
         )
-    return readings
+    # Worth a rescan only when the reading has more English in it ("B1 level, 2FA" has not).
+    before = _english_words(text)
+    return [r for r in readings if _english_words(r) > before]
 
 
 def _respaced(raw: str) -> str | None:

@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gateway.security.patterns import RULES
-from gateway.security.cues import DISCUSSION, Text, quoted
+from gateway.security.cues import Text, quoted
+from gateway.security.cues_intent import DISCUSSION
 from gateway.security.layers import readings
+from gateway.security.patterns import RULES
 from gateway.security.payloads import encoded_payloads
 from gateway.security.rules import Rule
 from gateway.security.secrets import find_secrets

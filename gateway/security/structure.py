@@ -27,6 +27,8 @@ import re
 from collections.abc import Callable
 
 from gateway.security import cues
+from gateway.security import cues_intent as intent
+from gateway.security import cues_target as target
 from gateway.security.cues import Cue, Text
 
 PLANTED_RULE = "planted-rule"
@@ -59,115 +61,115 @@ def _near(first: Cue, second: Cue, text: Text, distance: int) -> str | None:
 
 
 def _sink(text: Text) -> re.Match[str] | None:
-    return cues.SINK_ADDRESS.search(text) or cues.SINK_NUMBER.search(text)
+    return target.SINK_ADDRESS.search(text) or target.SINK_NUMBER.search(text)
 
 
 def _planted(text: Text) -> str | None:
-    trigger = cues.TRIGGER.search(text)
+    trigger = target.TRIGGER.search(text)
     if trigger is None:
         return None
     outside = _sink(text)
-    if outside and cues.SEND.search(text) and not cues.OWN_SINK.search(text):
+    if outside and target.SEND.search(text) and not target.OWN_SINK.search(text):
         return trigger.group() + " … " + outside.group()
-    money = cues.MONEY.search(text)
-    credential = cues.CREDENTIAL.search(text)
-    data = cues.DATA.search(text)
+    money = target.MONEY.search(text)
+    credential = target.CREDENTIAL.search(text)
+    data = target.DATA.search(text)
     if not (money or credential or data):
         return None
     sink = _sink(text)
-    if sink and not cues.OWN_SINK.search(text) and cues.DIVERT.search(text):
+    if sink and not target.OWN_SINK.search(text) and target.DIVERT.search(text):
         return trigger.group() + " … " + sink.group()
-    if cues.COVERT.search(text) and cues.DIVERT.search(text):
+    if target.COVERT.search(text) and target.DIVERT.search(text):
         return trigger.group() + " … " + (money or credential or data).group()  # type: ignore[union-attr]
-    if credential and (cues.CAPTURE.search(text) or cues.SEND.search(text)):
+    if credential and (target.CAPTURE.search(text) or target.SEND.search(text)):
         return trigger.group() + " … " + credential.group()
-    if (credential or data) and cues.OTHERS.search(text) and cues.DIVERT.search(text):
+    if (credential or data) and target.OTHERS.search(text) and target.DIVERT.search(text):
         return trigger.group() + " … " + (credential or data).group()  # type: ignore[union-attr]
     return None
 
 
 def _forwarding(text: Text) -> str | None:
-    sensitive = cues.CREDENTIAL.search(text) or cues.DATA.search(text)
+    sensitive = target.CREDENTIAL.search(text) or target.DATA.search(text)
     if sensitive is None:
         return None
     sink = _sink(text)
-    if sink is None or cues.OWN_SINK.search(text):
+    if sink is None or target.OWN_SINK.search(text):
         return None
-    send = cues.SEND.search(text)
+    send = target.SEND.search(text)
     return f"{send.group()} … {sink.group()}" if send else None
 
 
 def _covert_send(text: Text) -> str | None:
-    covert = cues.COVERT.search(text)
-    if covert is None or not cues.SEND.search(text):
+    covert = target.COVERT.search(text)
+    if covert is None or not target.SEND.search(text):
         return None
     sink = _sink(text)
     return f"{covert.group()} … {sink.group()}" if sink else None
 
 
 def _authority(text: Text) -> str | None:
-    claim = cues.AUTHORITY.search(text)
+    claim = intent.AUTHORITY.search(text)
     if claim is None:
-        return _first(cues.PRIVILEGE_REQUEST, text)
+        return _first(intent.PRIVILEGE_REQUEST, text)
     rest = text.without(claim)
-    if not cues.REQUEST.search(rest):
+    if not intent.REQUEST.search(rest):
         return None
     wanted = (
-        cues.OTHERS.search(rest)
-        or cues.RIGHTS.search(rest)
-        or cues.CREDENTIAL.search(rest)
-        or cues.DATA.search(rest)
+        target.OTHERS.search(rest)
+        or target.RIGHTS.search(rest)
+        or target.CREDENTIAL.search(rest)
+        or target.DATA.search(rest)
     )
     return f"{claim.group()} … {wanted.group()}" if wanted else None
 
 
 def _staff(text: Text) -> str | None:
-    staff = cues.STAFF.search(text)
-    if staff is None or not cues.STAFF_INTRO.search(text) or cues.REPORTED.search(text):
+    staff = intent.STAFF.search(text)
+    if staff is None or not intent.STAFF_INTRO.search(text) or intent.REPORTED.search(text):
         return None
-    if not cues.ASSISTANT_DIRECTIVE.search(text):
+    if not intent.ASSISTANT_DIRECTIVE.search(text):
         return None
     wanted = (
-        cues.CREDENTIAL.search(text)
-        or cues.DATA.search(text)
-        or cues.RIGHTS.search(text)
-        or cues.OWN_CONFIG.search(text)
-        or cues.SAFETY.search(text)
-        or cues.MONEY.search(text)
+        target.CREDENTIAL.search(text)
+        or target.DATA.search(text)
+        or target.RIGHTS.search(text)
+        or target.OWN_CONFIG.search(text)
+        or intent.SAFETY.search(text)
+        or target.MONEY.search(text)
     )
     return f"{staff.group()} … {wanted.group()}" if wanted else None
 
 
 def _config(text: Text) -> str | None:
-    claim = cues.PERSONA_CLAIM.search(text)
+    claim = target.PERSONA_CLAIM.search(text)
     if claim:
         return claim.group()
-    return _near(cues.CHANGE, cues.OWN_CONFIG, text, _NEAR)
+    return _near(target.CHANGE, target.OWN_CONFIG, text, _NEAR)
 
 
 def _outbound(text: Text) -> str | None:
-    slot = cues.URL_SLOT.search(text)
-    if slot and (cues.DATA.search(text) or cues.CARRY.search(text)):
+    slot = intent.URL_SLOT.search(text)
+    if slot and (target.DATA.search(text) or intent.CARRY.search(text)):
         return slot.group()
-    link = cues.LINK_WORD.search(text)
-    if link is None or not cues.CARRY.search(text):
+    link = intent.LINK_WORD.search(text)
+    if link is None or not intent.CARRY.search(text):
         return None
-    sensitive = cues.DATA.search(text) or cues.CREDENTIAL.search(text)
-    if sensitive and (cues.TRIGGER.search(text) or slot):
+    sensitive = target.DATA.search(text) or target.CREDENTIAL.search(text)
+    if sensitive and (target.TRIGGER.search(text) or slot):
         return f"{link.group()} … {sensitive.group()}"
     return None
 
 
 def _role_prefix(text: Text) -> str | None:
-    for marker in cues.ROLE_PREFIX.finditer(text):
-        if cues.DIRECTIVE.search(text, marker.end()):
+    for marker in intent.ROLE_PREFIX.finditer(text):
+        if intent.DIRECTIVE.search(text, marker.end()):
             return marker.group().strip()
     return None
 
 
 def _override(text: Text) -> str | None:
-    hit = cues.OVERRIDE.search(text)
-    if hit is None or (cues.quoted(text.lowered, hit) and cues.DISCUSSION.search(text)):
+    hit = intent.OVERRIDE.search(text)
+    if hit is None or (cues.quoted(text.lowered, hit) and intent.DISCUSSION.search(text)):
         return None
     return hit.group()
 
@@ -185,10 +187,10 @@ _CHECKS: tuple[tuple[str, str, Callable[[Text], str | None]], ...] = (
     ("staff-impersonation", PRIVILEGE_CLAIM, _staff),
     ("config-tampering", CONFIG_TAMPERING, _config),
     ("outbound-data-link", MARKDOWN_EXFILTRATION, _outbound),
-    ("translate-then-execute", INJECTION, lambda t: _first(cues.TRANSLATE_EXECUTE, t)),
+    ("translate-then-execute", INJECTION, lambda t: _first(intent.TRANSLATE_EXECUTE, t)),
     ("role-prefix", INJECTION, _role_prefix),
     ("prompt-override", INJECTION, _override),
-    ("role-hijack", ROLE_HIJACK, lambda t: _first(cues.ROLEPLAY_SECRETS, t)),
+    ("role-hijack", ROLE_HIJACK, lambda t: _first(intent.ROLEPLAY_SECRETS, t)),
 )
 
 

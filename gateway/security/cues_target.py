@@ -1,0 +1,229 @@
+"""Cues about *what* a note does: lasting triggers, sensitive things, where they are sent.
+
+The word lists describe kinds of things (money destinations, credentials, conversation
+content, the assistant's own configuration, addresses), not the wording of particular
+attacks. All quantifiers are bounded. See :mod:`gateway.security.cues` for how a cue is
+matched.
+"""
+
+from __future__ import annotations
+
+from gateway.security.cues import G, cue
+
+# --- lasting behaviour and triggers ----------------------------------------------------------
+TRIGGER = cue(
+    r"\b(?:when ?ever|every ?time|each time|any ?time|(?:from|starting) (?:now|here|today|this"
+    r" point|this moment)(?: on(?:wards?)?)?|going forward|from today|(?:in|for) (?:all )?(?:the"
+    r" )?future|later (?:sessions?|conversations?|chats?|on)|^later\b|next time|permanent(?:ly)?"
+    r"|persistent(?:ly)?|standing (?:rule|instruction)|long[- ]term|forever|for good"
+    r"|(?:rule|behaviour|behavior) (?:for|to keep)|upon (?:hearing|seeing|receiving|reading)"
+    r"|should [\w' ]{1,40} ever|at any point|ever (?:asks?|mentions?|shares?|says?|types?"
+    r"|talks?|touches|comes? up)|(?:if|when|once|after|as soon as) (?:the |a |any )?(?:users?"
+    r"|anyone|someone|somebody|any ?one|they|he|she|people|customers?|the user's \w+"
+    r"|[\w ]{0,20}(?:asks?|mentions?|says?|types?|shares?|pastes?|requests?|messages?"
+    r"|talks?|logs? in|gets?))\b|trigger\b|(?:each|every|all) (?:future |later )?(?:message|repl"
+    r"(?:y|ies)|answers?|responses?|sessions?|conversations?|chats?|summar(?:y|ies))"
+    r"|(?:at the end of|after|in) (?:each|every)|\balways\b|remember (?:this|that|:)"
+    r"|note for later|reminder to self|in all future|\bany [\w ]{1,20}? (?:the user|users?|someone"
+    r"|they|anyone) \w+s\b)",
+    r"每当|每次|每回|每逢|每条|每个(?:回答|回复|消息)|以后|今后|往后|日后|以後|今後|从现在|從現在"
+    r"|从今|从此|从这一刻|只要|凡是|一旦|下次|永久|长期|记住|記住|等用户|当(?:用户|有人|对方|老板)"
+    r"|(?:如果|若|要是)(?:以后|今后|日后)?(?:用户|有人|对方|任何人)|规则[:：]|行为准则",
+    anchors=(
+        "when|every|each|any|from|starting|going|future|later|next time|"
+        "permanent|persist|standing|long|forever|for good|rule|behavio|upon|"
+        "should|ever|if|once|after|as soon|trigger|all|always|remember|reminder|"
+        "in |每|以后|今后|往后|日后|以後|今後|从现在|從現在|从今|从此|从这一刻|只要|凡是|"
+        "一旦|下次|永久|长期|记住|記住|等用户|"
+        "当|如果|若|要是|规则|行为准则"
+    ),
+)
+
+# --- what is sensitive -----------------------------------------------------------------------
+MONEY = cue(
+    r"\b(?:iban|bank(?:ing)?|account (?:number|no)|acct|routing|sort code|swift|wallet|bitcoin"
+    r"|btc|eth(?:ereum)?|crypto\w*|usdt|paypal|venmo|zelle|cash ?app|wire|transfer\w*|payments?"
+    r"|pay|paying|payout|deposits?|funds|money|invoices?|refunds?|gift ?cards?|card numbers?"
+    r"|credit cards?|cvv|salary|payroll|donat\w+|checkout|rent|invest\w*|tax|bill)\b",
+    r"账户|账号|帳號|帳戶|银行|銀行|卡号|转账|轉帳|汇款|匯款|收款|付款|支付|钱包|工资|比特币|币|打到|转到"
+    r"|发票|报销|退款|清关费|捐款|房租|结账|结算|理财|资金|汇款|(?i:usdt|btc)|网银|对公",
+    anchors=(
+        "iban|bank|account|acct|routing|sort code|swift|wallet|bitcoin|btc|eth|"
+        "crypto|usdt|paypal|venmo|zelle|cash|wire|transfer|pay|deposit|funds|"
+        "money|invoice|refund|gift|card|cvv|salary|payroll|donat|checkout|rent|"
+        "invest|tax|bill|账|帳|银行|銀行|卡号|转|轉|汇款|匯款|收款|付款|支付|钱包|工资|币|打到|发票|报销|退款|"
+        "清关费|捐款|房租|结账|结算|理财|资金|网银|对公"
+    ),
+)
+CREDENTIAL = cue(
+    r"\b(?:passwords?|passcodes?|pins?|2fa|otp|one[- ]time (?:codes?|passwords?)|verification"
+    r" (?:codes?|sms)|sms codes?|security codes?|tokens?|api ?keys?|keys|secrets?|seed"
+    r" phrases?|mnemonic|recovery (?:codes?|phrases?)|logins?|credentials?|creds|ssn|social"
+    r" security|passport(?: number)?|reset links?|private keys?|cvv|card numbers?)\b",
+    r"密码|密碼|验证码|驗證碼|密钥|秘钥|令牌|助记词|私钥|恢复码|身份证|口令|登录|卡号|安全码|(?i:cvv)",
+    anchors=(
+        "pass|pin|2fa|otp|one|verification|sms|security|token|key|secret|seed|"
+        "mnemonic|recovery|login|credential|creds|ssn|social|passport|reset|cvv|"
+        "card|密码|密碼|验证码|驗證碼|密钥|秘钥|令牌|助记词|私钥|恢复码|身份证|口令|登录|卡号|安全码"
+    ),
+)
+DATA = cue(
+    r"\b(?:conversations?|convo|chats?|chat (?:history|logs?)|messages?|transcripts?|notes"
+    r"|memor(?:y|ies)|summar(?:y|ies)|contact list|contacts|address(?:es)?|phone(?: numbers?)?"
+    r"|birthday|files?|threads?|history|dms?|profiles?|personal (?:data|info\w*|details)|what"
+    r" (?:the user|they|he|she) (?:said|told|wrote)|everything the user|questions?|answers?"
+    r"|entries|email address)\b",
+    r"聊天记录|对话|對話|记录|記錄|笔记|記憶|记忆|内容|住址|地址|手机号|电话|生日|文件|通讯录|消息"
+    r"|摘要|总结|私信|资料|问题|回答|说过|数据|邮件|笔记",
+    anchors=(
+        "convers|convo|chat|message|transcript|notes|memor|summar|contact|"
+        "address|phone|birthday|file|thread|history|dm|profile|personal|what|"
+        "everything|question|answer|entries|email|聊天记录|对话|對話|记录|記錄|笔记|記憶|记忆|内容|"
+        "住址|地址|手机号|电话|生日|文件|通讯录|消息|摘要|总结|私信|资料|问题|回答|说过|数据|邮件"
+    ),
+)
+OTHERS = cue(
+    r"\b(?:other (?:users?|people|members|tenants|accounts)|every ?(?:one|body)(?:'s| else)"
+    r"|all (?:the )?(?:users|tenants|members|employees|staff|people)|every (?:user|tenant|member"
+    r"|employee)|anyone(?:'s| else| who)|each user|(?:my|the) (?:roommates|kids?|employees)"
+    r"|user list|list of (?:all )?users|[a-z]+'s (?:chats|messages|memory|memories"
+    r"|conversations|notes|entries|dms)|what [a-z]+(?: and [a-z]+)? (?:have |has )?(?:stored"
+    r"|saved|said|told|wrote))\b",
+    r"其他用户|其他人|其他成员|所有用户|所有人|所有租户|每个人|每位用户|大家|别人|任何人|他人"
+    r"|用户列表|用户名单|室友|孩子的|员工|晒其他|其他人嘅|小[\u4e00-\u9fff]的(?:对话|聊天|记录)",
+    anchors=(
+        "other|every|all |all the|anyone|each user|roommate|kid|employee|"
+        "user list|list of|'s |what |其他|所有|每个人|每位用户|大家|别人|任何人|他人|"
+        "用户列表|用户名单|室友|"
+        "孩子的|员工|晒其他|小"
+    ),
+)
+RIGHTS = cue(
+    r"\b(?:admin(?:istrator)?(?: access| rights| role| list| commands| panel)?|owner(?: role"
+    r"| rights)?|superuser|root|privileges?|permissions?|rights|allow ?list|white ?list"
+    r"|elevated|full access|moderator|authori[sz]\w+)\b",
+    r"管理员|管理員|权限|權限|白名单|主人|最高|(?i:owner|root)|超级|授权|管理命令",
+    anchors=(
+        "admin|owner|superuser|root|privilege|permission|rights|allow|white|"
+        "elevated|full access|moderator|authori|管理员|管理員|权限|權限|白名单|主人|最高|超级|授权|"
+        "管理命令"
+    ),
+)
+# The assistant's own configuration: needs "your/its" unless the thing only exists in a bot.
+OWN_CONFIG = cue(
+    r"\b(?:your|its|ur|the (?:bot|assistant|agent|ai)'s|yourself)(?: own)?(?: new)?(?: core)?"
+    r" (?:persona|personality|name|identity|character|configuration|config|settings|system"
+    r" prompt|instructions(?: file)?|rules|prompt|api key|keys?|tokens?|model|endpoint|owner"
+    r"|access list|allowlist|whitelist|blocklist|permissions|tool permissions|safety\w*"
+    r"|filters|scanner|memory (?:approval|limit|settings|permissions)|goal|deploy keys"
+    r"|environment|logs?)\b|\bpermissions? to (?:edit|change|modify|write|read) your\b",
+    r"\b(?:memory (?:write )?approval|approval (?:requirement|settings?)|(?:access )?allow ?list"
+    r"|white ?list|access (?:list|control)|admin list|blocked[- ]users list|ban list|owner of"
+    r" (?:this|the) bot|the owner|new owner|pairing code|secret masking|safety scanner|bot token"
+    r"|deploy keys|webhook url|model endpoint|mnemogate_\w+|honcho_api_key|memory limit|content"
+    r" filters|safety (?:rules|checks|filters|settings))\b",
+    r"你(?:记忆|人设|配置|设定)|(?:你的|你自己的|机器人的?)"
+    + G
+    + r"{0,8}?(?:人设|性格|名字|身份|配置|设置|设定|系统提示词"
+    r"|提示词|密钥|令牌|规则|权限|接口地址|环境变量|记忆|访问控制)",
+    r"人设|白名单|黑名单|访问控制列表|访问控制|配对码|脱敏|安全扫描|系统提示词|审批|审核|机器人令牌"
+    r"|配置里|设置里|(?:设为|改成|设成|改为|变更为?)主人|主人(?:改|变更|换)|管理员名单|记忆上限",
+    anchors=(
+        "your|its|ur |'s|yourself|approval|allow|white|access|admin list|"
+        "blocked|ban list|owner|pairing|masking|scanner|bot token|deploy keys|"
+        "webhook|endpoint|mnemogate_|honcho_api_key|memory limit|filters|safety|"
+        "你|机器人|人设|白名单|黑名单|访问控制|配对码|脱敏|安全扫描|系统提示词|审批|审核|配置里|设置里|主人|管理员名单|记忆上限"
+    ),
+)
+CHANGE = cue(
+    r"\b(?:chang\w*|updat\w*|set|modif\w*|edit\w*|replac\w*|swap\w*|rotat\w*|overwrit\w*"
+    r"|reconfigur\w*|adjust\w*|revis\w*|disabl\w*|turn off|switch off|remov\w*|delet\w*|drop"
+    r"|clear|add|grant|whitelist|unban|enabl\w*|lift|skip|bypass|reset|make)\b",
+    r"修改|更改|改成|改为|改一下|改|换成|替换|更新|设置|设为|设成|关闭|关掉|关了|禁用|取消|删除|删掉"
+    r"|清空|移除|加入|添加|加上|加到|轮换|重新配置|调整|开通|解封|去掉",
+    anchors=(
+        "chang|updat|set|modif|edit|replac|swap|rotat|overwrit|reconfigur|"
+        "adjust|revis|disabl|turn off|switch off|remov|delet|drop|clear|add|"
+        "grant|whitelist|unban|enabl|lift|skip|bypass|reset|make|改|换成|替换|更新|设置|"
+        "设为|设成|关|禁用|取消|删|清空|移除|加|轮换|重新配置|调整|开通|解封|去掉"
+    ),
+)
+PERSONA_CLAIM = cue(
+    r"\byour (?:new |only |real )?(?:persona|personality|name|identity|role|goal|rules"
+    r"|instructions)(?: is| are|:| has been| have been| now)",
+    r"你的(?:名字|人设|性格|身份|规则|设定)(?:叫|是|改为|改成|已经?更新|已被修改)|你(?:现在)?叫"
+    + G
+    + r"{1,8}[,，]?你(?:唯一|的)",
+    anchors="your|你的|叫",
+)
+
+# --- where things go -------------------------------------------------------------------------
+SINK_ADDRESS = cue(
+    r"(?i:https?|ftp)://\S+|\b(?i:www)\.\S+|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)+"
+    r"|(?<![\w@])@[A-Za-z_]\w{3,}|\b(?i:webhooks?)\b|\bwxid_\w+|微信号|支付宝账?号|收款码"
+    r"|\b(?i:telegram):\d+|\b[\w-]+(?:\.[\w-]+){0,4}\.(?:com|net|org|io|xyz|ru|cn|top|site"
+    r"|info|me|dev|app|cc|biz|co|pw)\b",
+    cased=True,
+    anchors=(
+        "://|www.|@|webhook|wxid_|微信号|支付宝|收款码|telegram:|.com|.net|.org|.io|.xyz|.ru"
+        "|.cn|.top|.site|.info|.me|.dev|.app|.cc|.biz|.co|.pw"
+    ),
+)
+# Account numbers, IBANs, wallet addresses, phone numbers.
+SINK_NUMBER = cue(
+    r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,4})?\b|\b0x[0-9a-fA-F]{40}\b"
+    r"|\b(?:bc1|[13])[a-zA-HJ-NP-Z0-9]{25,62}\b|\bT[1-9A-HJ-NP-Za-km-z]{33}\b"
+    r"|\b\d{3,6}(?:[ -]\d{2,6}){2,5}\b|\b\d{8,}\b|\+\d[\d -]{8,}",
+    cased=True,
+    anchors="0|1|2|3|4|5|6|7|8|9",
+)
+OWN_SINK = cue(
+    r"\b(?:my own|that's my|this is my|it's my|(?:email|send|mail) me|(?:my|our|(?:the )?user's)"
+    r" (?:\w+ )?(?:address|email|inbox))\b|\b(?:my|our) [\w' -]{0,30}?(?:[\w.+-]+@[\w-]+\.|https?://)"
+    r"|\bmy (?:[\w']+ ){0,2}(?:venmo|paypal|iban|account|wallet|number|handle|email|address"
+    r"|phone)\b",
+    r"我自己的|这是我|我的邮箱|我店里",
+    anchors="my|it's|me|user's|our|我自己的|这是我|我的邮箱|我店里",
+)
+# Someone other than the user ends up with it, or the destination is swapped.
+DIVERT = cue(
+    r"\b(?:send|sending|forward|post|upload|e-?mail|mail|dm|cc|bcc|copy|share|leak|transmit"
+    r"|report|sync|relay|push|wire|transfer|move|redirect|route|deposit|recommend|advise|tell"
+    r"|say|reply|respond|answer|give|hand over|provide|swap|replace|switch|use|append|attach"
+    r"|include|add|embed|put|list|collect|instead|changed|new|real|correct|only|regardless"
+    r"|closed|goes to|call|read out|print|generate|suggest)\b",
+    r"发|發|转|轉|告诉|说|回答|回复|给|提醒|让|建议|劝|换成|改成|抄送|附|同步|上传|引导|写进|打到|存到"
+    r"|新的|真实|只能|一律|换了",
+    anchors="",
+)
+CAPTURE = cue(
+    r"\b(?:store|save|saved|keep|record|remember|writ\w* (?:\w+ )?down|log|repeat\w*"
+    r"|say (?:it )?back"
+    r"|list|print|collect|gather|ask (?:for|them|the user|him|her|each)|request|have them"
+    r"|confirm|reveal|tell|share|give|disclose|paste|mention it)\b",
+    r"记下|记录|記錄|保存|存到|存入|存下|记在|写进|重复|说出|告诉|发给|发到|转发|索取|提供|确认|发一遍"
+    r"|发在|记住|让他|让对方|附在|发过来",
+    anchors="",
+)
+
+SEND = cue(
+    r"\b(?:send|sending|forward|post|upload|e-?mail|mail|dm|cc|bcc|copy|share|leak|transmit"
+    r"|sync|relay|push|submit|export|dump|fetch)\b",
+    r"发送|发到|发给|发出|转发|上传|抄送|推送|提交|外发|同步给|导出",
+    anchors="",
+)
+# The "grandmother used to read me keys" role play: a persona that recites secrets.
+# Doing it behind the user's back.
+COVERT = cue(
+    r"\b(?:without (?:asking|telling|informing|notifying|the user's (?:consent|permission"
+    r"|knowledge))"
+    r"|no need to (?:ask|confirm|verify|tell)|quietly|silently|secretly|covertly|behind (?:their"
+    r"|the user's) back|don't (?:tell|mention|ask)|do not (?:tell|mention|ask))\b",
+    r"不必征得|不用征得|不用确认|不要确认|不用再?核实|不用跟用户|不要告诉|别告诉|偷偷|悄悄|暗中|瞒着",
+    anchors=(
+        "without|no need|quietly|silently|secretly|covertly|behind|don't|do not|"
+        "不必征得|不用征得|不用确认|不要确认|核实|不用跟用户|不要告诉|别告诉|偷偷|悄悄|暗中|瞒着"
+    ),
+)
+
+# Asking for rights outright, with or without a claim to deserve them.
