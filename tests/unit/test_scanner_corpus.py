@@ -2,7 +2,9 @@
 
 The corpus was written per threat category from the threat descriptions and split into
 ``tune`` and ``heldout`` by a hash of each hand-written line before any rule was written;
-the rules were tuned on ``tune`` only. The targets (issue 9) are asserted on ``heldout``:
+the rules were tuned on ``tune`` only. ``heldout`` was scored once, then its misses informed a
+second round of general changes; ``heldout2`` is a fresh batch written before that round
+and never used to change a rule. The targets (issue 9) are asserted on every part:
 detection ≥ 95 %, false positives ≤ 2.5 %. Figures per category and language are printed
 (``pytest -s``) and reported in the README.
 """
@@ -50,7 +52,8 @@ def test_corpus_is_large_balanced_and_built_from_its_sources() -> None:
         languages = Counter(r["language"] for r in rows)
         assert languages["zh"] >= 0.35 * len(rows) and languages["en"] >= 0.35 * len(rows)
         splits = Counter(r["split"] for r in rows)
-        assert 0.5 <= splits["tune"] / len(rows) <= 0.7
+        assert 0.5 <= splits["tune"] / (splits["tune"] + splits["heldout"]) <= 0.7
+        assert splits["heldout2"] >= 100
     assert len({r["category"] for r in ATTACKS}) >= 10
     # The JSONL files are exactly what the builder makes of the hand-written sources, so
     # the split of every line is the hash rule's, not a later choice.
@@ -88,7 +91,7 @@ def _report(
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("split", ["tune", "heldout"])
+@pytest.mark.parametrize("split", ["tune", "heldout", "heldout2"])
 def test_detection_and_false_positive_targets(split: str) -> None:
     started = time.perf_counter()
     attacks, benign, missed, flagged = _rates(split)
