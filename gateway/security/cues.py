@@ -18,13 +18,16 @@ G = r"[^。！？!?\n]"
 
 
 class Text:
-    """A folded text and its lowercase form, which most cues are matched on."""
+    """A folded text, its lowercase form (which most cues are matched on) and the cue
+    matches found so far, so that checks sharing a cue search the text once."""
 
-    __slots__ = ("folded", "lowered")
+    __slots__ = ("ascii", "folded", "found", "lowered")
 
     def __init__(self, folded: str) -> None:
         self.folded = folded
         self.lowered = folded.lower()
+        self.ascii = self.lowered.isascii()
+        self.found: dict[int, re.Match[str] | None] = {}
 
     def without(self, match: re.Match[str]) -> Text:
         """This text with the span of ``match`` (found in ``lowered``) blanked out."""
@@ -35,24 +38,34 @@ class Cue:
     """One cue: a pattern and the substrings one of which every match contains.
 
     The substrings (``anchors``) are checked first, with plain ``in`` on the lowercase
-    text, which is far cheaper than the pattern; most cues have no anchor in most notes.
-    A cased cue (addresses, placeholders in capitals) is matched on the folded text.
+    text, which is far cheaper than the pattern; most cues have no anchor in most notes,
+    and an ASCII text is not searched for Chinese anchors at all. A cased cue (addresses,
+    placeholders in capitals) is matched on the folded text.
     """
 
-    __slots__ = ("anchors", "cased", "pattern")
+    __slots__ = ("anchors", "ascii_anchors", "cased", "pattern")
 
     def __init__(self, pattern: re.Pattern[str], anchors: tuple[str, ...], cased: bool) -> None:
         self.pattern = pattern
         self.anchors = anchors
+        self.ascii_anchors = tuple(a for a in anchors if a.isascii())
         self.cased = cased
 
     def possible(self, text: Text) -> bool:
-        return not self.anchors or any(a in text.lowered for a in self.anchors)
+        if not self.anchors:
+            return True
+        anchors = self.ascii_anchors if text.ascii else self.anchors
+        return any(a in text.lowered for a in anchors)
 
     def search(self, text: Text, pos: int = 0) -> re.Match[str] | None:
-        if not self.possible(text):
-            return None
-        return self.pattern.search(text.folded if self.cased else text.lowered, pos)
+        if pos == 0 and id(self) in text.found:
+            return text.found[id(self)]
+        hit = None
+        if self.possible(text):
+            hit = self.pattern.search(text.folded if self.cased else text.lowered, pos)
+        if pos == 0:
+            text.found[id(self)] = hit
+        return hit
 
     def finditer(self, text: Text) -> list[re.Match[str]]:
         if not self.possible(text):

@@ -21,8 +21,8 @@ AUTHORITY = cue(
     r"|officer)\b",
     r"\b(?:the )?user is (?:a |the |an )?(?:verified |trusted )?(?:platform |server |bot )?"
     r"(?:admin\w*|owner|moderator|superuser|staff)\b",
-    r"\b(?:i have|i've got|i hold|with|has) (?:root|owner|admin|elevated|full|legal|superuser)"
-    r" (?:rights|privileges|access|authority|permissions)",
+    r"\b(?:i have|i've got|i hold|with|has) (?:the )?(?:root|owner|admin|elevated|full|legal"
+    r"|superuser) \w+|\bi own (?:this|the|you)\b|\bbelongs? to me\b",
     r"\b(?:granted|upgraded|elevated|promoted)(?: to| me to)? (?:elevated |admin |owner )?"
     r"(?:access|role|rights|privileges|administrator|admin|owner)",
     r"\b(?:authori[sz]ed|approved) by (?:the )?(?:owner|management|admin)|\bowner override"
@@ -33,7 +33,7 @@ AUTHORITY = cue(
     + r"{0,6}?(?:主人|管理员|管理員|开发者|创造者|创建者|所有者|老板|群主|群管|运维|负责人"
     r"|超级管理员"
     r"|家长|警察|审计员|付费的人|部署)",
-    r"(?:我有|我拥有|我具有)(?i:root|管理员|最高|所有者|owner)?权限|被授予"
+    r"(?:我有|我拥有|我具有)\s*(?i:root|管理员|最高|所有者|owner)?\s*权限|都归我|都是我的|被授予"
     + G
     + r"{0,8}?(?:身份|权限)"
     r"|角色" + G + r"{0,8}?(?:升级|提升)|管理员已经?批准",
@@ -41,7 +41,8 @@ AUTHORITY = cue(
         "owner|admin|operator|dev|creator|maker|ceo|boss|moderator|superuser|"
         "root|maintainer|guardian|auditor|parent|one who|person who|police|"
         "officer|staff|rights|privileges|access|authority|permissions|granted|"
-        "upgraded|elevated|promoted|authori|approved|built you|主人|管理员|管理員|开发者|"
+        "upgraded|elevated|promoted|authori|approved|built you|i own|to me|i have|i've got|"
+        "i hold|legal|归我|是我的|主人|管理员|管理員|开发者|"
         "创造者|创建者|所有者|老板|群主|群管|运维|负责人|家长|警察|审计员|付费的人|部署|权限|被授予|角色|批准"
     ),
 )
@@ -51,7 +52,7 @@ REQUEST = cue(
     r"|access|delete|disable|comply|require|need|entitled|permitted|allowed|may|can|should"
     r"|order|instruct\w*|read\w*|see\w*)\b",
     r"给我|俾我|发给我|告诉我|转给我|抄给我|同步给我|授权|开通|开放|解锁|提升|加入|加到|加为|设为"
-    r"|设成|导出|列出|查看|看到|看看|睇|转发|提供|转给|发我|给俺|可以|要求|必须|读取|拥有",
+    r"|设成|导出|列出|查看|看到|看看|睇|转发|提供|转给|发我|给俺|可以|要求|必须|读取|拥有|需要",
     anchors="",
 )
 STAFF = cue(
@@ -71,7 +72,9 @@ STAFF = cue(
 )
 STAFF_INTRO = cue(
     r"\b(?:this is|here\b|from|message from|notice from|official|i'm|i am|i work|employee"
-    r"|member of|note:|agent note|on behalf of|we (?:are|detected|need)|(?:team|staff"
+    r"|member of|note:|agent note|on behalf of|we (?:are|detected|need|can|will)|we'll"
+    r"|^\W{0,3}[\w &'-]{2,40}(?:team|center|centre|department|desk|support|staff|operations"
+    r"|helpdesk)\s*[:\-—]|(?:team|staff"
     r"|department) (?:message|note|notice))|^\W{0,3}\[",
     r"这里是|我是|我们是|来自|【|通知|提醒|要求|备注|您好",
     anchors="",
@@ -124,7 +127,9 @@ CARRY = cue(
 TRANSLATE_EXECUTE = cue(
     r"\b(?:translat\w*|decod\w*|convert\w*|interpret\w*)\b[^\n]{0,160}?\b(?:and|then|,|;|:)"
     r"\s*(?:then\s+)?(?:just\s+|immediately\s+)?(?:do (?:it|what|exactly|as)|carry (?:it )?out"
-    r"|execute|obey|follow|act on|perform|run it|comply|do the task|apply it)",
+    r"|execute|obey|follow|act on|perform|run it|comply|do the task|apply it|treat (?:it|the"
+    r" result|the translation|that|this) as (?:a |an |your )?(?:command|instruction|order"
+    r"|directive)|whatever it (?:says|tells you|asks))",
     r"\btreat (?:the|its|this) translation\b|\bfirst translate, then\b|\bstep \d\W{0,3} do what"
     r" it says|\btranslat\w* [^\n]{0,60}\btreat it as (?:a |an )?(?:command|instruction|order)",
     r"(?:翻译|翻成|译成|译|转成|解码|理解)" + G + r"{0,80}?(?:照着?执行|照做|照办|执行|按照?"
@@ -203,11 +208,12 @@ PRIVILEGE_REQUEST = cue(
     r" (?:all|every|other)|(?:privileges|permissions) to (?:read|see|view|edit))"
     r"|\b(?:grant|give)\b (?:everyone|anyone|all|every|them|him|her|user \d+)\b[^.\n]{0,40}?"
     r"\b(?:permis\w*|access|rights|admin\w*|owner)",
-    r"(?:给我|俾我|为我|帮我|给他)(?:开通|开|开放|解锁|提升|升级|加上)?"
+    r"把我的?(?:角色|账号|帐号|权限|身份)?(?:提升|升级|设|改)为?\s*(?:管理员|主人|超级"
+    r"|(?i:owner|admin))|(?:给我|俾我|为我|帮我|给他)(?:开通|开|开放|解锁|提升|升级|加上)?"
     + G
     + r"{0,10}?(?:管理员|最高|主人"
     r"|超级|(?i:root|owner))(?:权限|身份|角色)",
-    anchors="grant|give|hand|unlock|elevate|promote|make|add|upgrade|给我|俾我|为我|帮我|给他",
+    anchors="grant|give|hand|unlock|elevate|promote|make|add|upgrade|给我|俾我|为我|帮我|给他|把我",
 )
 # Talking about an attack phrase rather than using it.
 DISCUSSION = cue(
@@ -218,4 +224,13 @@ DISCUSSION = cue(
         "attack|injection|jailbreak|example|phrase|technique|payload|talk|paper|"
         "article|blog|slide|research|攻击|注入|越狱|例子|这类|讲座|文章|论文"
     ),
+)
+# Asking for the assistant's own instructions.
+PROMPT_LEAK = cue(
+    r"\b(?:what|which) (?:were|are|was|is) your (?:very )?(?:initial|original|first|hidden"
+    r"|system|real|secret|starting|full) (?:instructions|prompt|rules|directives)\b",
+    r"(?:你|您)的?(?:最初|原始|初始|系统|隐藏|真正|完整|原本)的?(?:指令|提示词?|设定|规则|配置)"
+    + G
+    + r"{0,20}?(?:是什么|输出|打印|告诉我|贴出|列出|发给我|给我看|显示|复述|原样)",
+    anchors="your|你|您",
 )

@@ -112,7 +112,8 @@ RIGHTS = cue(
 # The assistant's own configuration: needs "your/its" unless the thing only exists in a bot.
 OWN_CONFIG = cue(
     r"\b(?:your|its|ur|the (?:bot|assistant|agent|ai)'s|yourself)(?: own)?(?: new)?(?: core)?"
-    r" (?:persona|personality|name|identity|character|configuration|config|settings|system"
+    r"(?:(?: [\w-]+){1,3}(?: and| or|,))? (?:persona|personality|name|identity|character"
+    r"|configuration|config|settings|system"
     r" prompt|instructions(?: file)?|rules|prompt|api key|keys?|tokens?|model|endpoint|owner"
     r"|access list|allowlist|whitelist|blocklist|permissions|tool permissions|safety\w*"
     r"|filters|scanner|memory (?:approval|limit|settings|permissions)|goal|deploy keys"
@@ -227,3 +228,16 @@ COVERT = cue(
 )
 
 # Asking for rights outright, with or without a claim to deserve them.
+# Handing it to whoever asks.
+THIRD_PARTY = cue(
+    r"\b(?:tell|give|share|send|show|hand|read)\b[^.\n]{0,40}?\b(?:to |with )?(?:him|her|them"
+    r"|whoever|anyone who asks|the person)\b",
+    r"(?:告诉|发给|给|转给|透露给|交给)(?:他|她|对方|他们|她们)",
+    anchors="him|her|them|whoever|anyone|person|他|她|对方",
+)
+# Someone other than the user, as the one who triggers the rule.
+ASKER = cue(
+    r"\b(?:anyone|someone|somebody|any ?one|people|whoever|a stranger|his friend|her friend)\b",
+    r"有人|任何人|别人|对方|陌生人",
+    anchors="any|some|people|whoever|stranger|friend|有人|任何人|别人|对方|陌生人",
+)

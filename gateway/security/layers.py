@@ -82,9 +82,9 @@ _COMMON = frozenset(
     ]
 )
 _LEET_WORD_RE = re.compile(
-    r"(?<![\w@$!|])(?=[\w@$!|']*[A-Za-z])(?=[\w@$!|']*(?:[0-9@$|]|![\w]))[\w@$!|']{2,}"
+    r"(?<![\w@$!])(?=[\w@$!']*[A-Za-z])(?=[\w@$!']*(?:[0-9@$]|![\w]))[\w@$!']{2,}"
 )
-_TOKEN_RE = re.compile(r"[\w@$!|']+")
+_TOKEN_RE = re.compile(r"[\w@$!']+")
 _LEET_I = str.maketrans(
     {
         "0": "o",
@@ -97,7 +97,6 @@ _LEET_I = str.maketrans(
         "@": "a",
         "$": "s",
         "!": "i",
-        "|": "l",
     }
 )
 _LEET_L = str.maketrans({"1": "l"})
@@ -144,7 +143,10 @@ def _leet(text: str) -> list[str]:
         readings.append(
             pattern.sub(lambda m: m.group().lower().translate(_LEET_L).translate(_LEET_I), text)
         )
-    # Worth a rescan only when the reading has more English in it ("B1 level, 2FA" has not).
+    if heavy:
+        return readings
+    # A few mixed tokens are worth a rescan only when the reading has more English in it
+    # ("B1 level, 2FA" has not).
     before = _english_words(text)
     return [r for r in readings if _english_words(r) > before]
 

@@ -17,21 +17,24 @@ import re
 
 SECRET = "secret"
 
-_TOKEN_FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("telegram-bot-token", re.compile(r"\b\d{8,10}:A[A-Za-z0-9_-]{34}\b")),
+# (rule, a literal every match contains — a cheap test before the pattern, pattern)
+_TOKEN_FORMATS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    ("telegram-bot-token", ":", re.compile(r"\b\d{8,10}:A[A-Za-z0-9_-]{34}\b")),
     (
         "discord-token",
+        ".",
         re.compile(r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b"),
     ),
     (
         "discord-webhook",
+        "/api/webhooks/",
         re.compile(r"discord(?:app)?\.com/api/webhooks/\d{6,}/[A-Za-z0-9_-]{20,}"),
     ),
-    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
-    ("google-oauth-token", re.compile(r"\bya29\.[A-Za-z0-9_-]{20,}")),
-    ("mailgun-key", re.compile(r"\bkey-[0-9a-z]{32}\b")),
-    ("twilio-credential", re.compile(r"\b(?:AC|SK)[0-9a-f]{32}\b")),
-    ("api-key", re.compile(r"\bsk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_-]{32,}")),
+    ("npm-token", "npm_", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    ("google-oauth-token", "ya29.", re.compile(r"\bya29\.[A-Za-z0-9_-]{20,}")),
+    ("mailgun-key", "key-", re.compile(r"\bkey-[0-9a-z]{32}\b")),
+    ("twilio-credential", "", re.compile(r"\b(?:AC|SK)[0-9a-f]{32}\b")),
+    ("api-key", "sk-", re.compile(r"\bsk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_-]{32,}")),
 )
 
 _PLACEHOLDER = re.compile(
@@ -86,23 +89,35 @@ def _shown(text: str) -> str:
     return f"{text[:4]}…[redacted]"
 
 
+_ASSIGNMENT_ANCHORS = ("pass", "pwd", "pin", "secret", "key", "token", "密", "秘钥", "口令", "令牌")
+_SEED_ANCHORS = ("seed", "mnemonic", "recovery", "助记词")
+_PIN_ANCHORS = ("pin", "密码", "口令")
+
+
 def find_secrets(folded: str) -> list[tuple[str, str, str]]:
     """Secrets in ``folded``: ``(rule, "secret", redacted excerpt)``, one per rule."""
     found: dict[str, str] = {}
-    for name, pattern in _TOKEN_FORMATS:
-        hit = pattern.search(folded)
+    lowered = folded.lower()
+    for name, literal, pattern in _TOKEN_FORMATS:
+        hit = pattern.search(folded) if literal in folded else None
         if hit:
             found.setdefault(name, _shown(hit.group()))
-    for name, pattern in (
-        ("credential-assignment", _ASSIGNMENT),
-        ("connection-string", _CONNECTION),
-    ):
+    checks = (
+        ("credential-assignment", _ASSIGNMENT, _ASSIGNMENT_ANCHORS),
+        ("connection-string", _CONNECTION, ("://",)),
+    )
+    for name, pattern, anchors in checks:
+        if not any(a in lowered for a in anchors):
+            continue
         for hit in pattern.finditer(folded):
             if looks_secret(hit.group("value")):
                 found.setdefault(name, _shown(hit.group()))
                 break
-    for name, pattern in (("seed-phrase", _SEED), ("pin-code", _PIN)):
-        hit = pattern.search(folded)
+    for name, pattern, anchors in (
+        ("seed-phrase", _SEED, _SEED_ANCHORS),
+        ("pin-code", _PIN, _PIN_ANCHORS),
+    ):
+        hit = pattern.search(folded) if any(a in lowered for a in anchors) else None
         if hit:
             found.setdefault(name, _shown(hit.group()))
     return [(name, SECRET, shown) for name, shown in found.items()]

@@ -38,6 +38,7 @@ EXFILTRATION = "exfiltration"
 MARKDOWN_EXFILTRATION = "markdown-exfiltration"
 INJECTION = "injection"
 ROLE_HIJACK = "role-hijack"
+PROMPT_LEAK = "prompt-leak"
 
 CATEGORIES = frozenset({PLANTED_RULE, PRIVILEGE_CLAIM, CONFIG_TAMPERING})
 
@@ -83,6 +84,8 @@ def _planted(text: Text) -> str | None:
         return trigger.group() + " … " + (money or credential or data).group()  # type: ignore[union-attr]
     if credential and (target.CAPTURE.search(text) or target.SEND.search(text)):
         return trigger.group() + " … " + credential.group()
+    if (credential or data) and target.THIRD_PARTY.search(text) and target.ASKER.search(text):
+        return trigger.group() + " … " + (credential or data).group()  # type: ignore[union-attr]
     if (credential or data) and target.OTHERS.search(text) and target.DIVERT.search(text):
         return trigger.group() + " … " + (credential or data).group()  # type: ignore[union-attr]
     return None
@@ -191,6 +194,7 @@ _CHECKS: tuple[tuple[str, str, Callable[[Text], str | None]], ...] = (
     ("role-prefix", INJECTION, _role_prefix),
     ("prompt-override", INJECTION, _override),
     ("role-hijack", ROLE_HIJACK, lambda t: _first(intent.ROLEPLAY_SECRETS, t)),
+    ("system-prompt-leak", PROMPT_LEAK, lambda t: _first(intent.PROMPT_LEAK, t)),
 )
 
 
