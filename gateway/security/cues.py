@@ -17,17 +17,37 @@ import re
 G = r"[^。！？!?\n]"
 
 
-class Text:
-    """A folded text, its lowercase form (which most cues are matched on) and the cue
-    matches found so far, so that checks sharing a cue search the text once."""
+_TOKEN_RE = re.compile(r"[a-z0-9_']+")
+_WORD_ANCHOR_RE = re.compile(r"[a-z][a-z0-9_']{0,11}")
+# Lengths of the word anchors in use (filled as cues are made): only those prefixes matter.
+_ANCHOR_SIZES: set[int] = set()
 
-    __slots__ = ("ascii", "folded", "found", "lowered")
+
+class Text:
+    """A folded text, its lowercase form (which most cues are matched on), the prefixes of
+    its words (for anchors) and the cue matches found so far, so that checks sharing a cue
+    search the text once."""
+
+    __slots__ = ("_prefixes", "ascii", "folded", "found", "lowered")
 
     def __init__(self, folded: str) -> None:
         self.folded = folded
         self.lowered = folded.lower()
         self.ascii = self.lowered.isascii()
         self.found: dict[int, re.Match[str] | None] = {}
+        self._prefixes: set[str] | None = None
+
+    @property
+    def prefixes(self) -> set[str]:
+        """The prefixes of the text's ASCII words that are as long as some word anchor."""
+        if self._prefixes is None:
+            self._prefixes = {
+                token[:size]
+                for token in set(_TOKEN_RE.findall(self.lowered))
+                for size in _ANCHOR_SIZES
+                if size <= len(token)
+            }
+        return self._prefixes
 
     def without(self, match: re.Match[str]) -> Text:
         """This text with the span of ``match`` (found in ``lowered``) blanked out."""
@@ -35,27 +55,42 @@ class Text:
 
 
 class Cue:
-    """One cue: a pattern and the substrings one of which every match contains.
+    """One cue: a pattern and the anchors one of which every match contains.
 
-    The substrings (``anchors``) are checked first, with plain ``in`` on the lowercase
-    text, which is far cheaper than the pattern; most cues have no anchor in most notes,
-    and an ASCII text is not searched for Chinese anchors at all. A cased cue (addresses,
-    placeholders in capitals) is matched on the folded text.
+    Anchors are checked before the pattern, which is far cheaper: most cues have no anchor
+    in most notes. An anchor that starts a word ("when", "passw", "i'm") is looked up among
+    the prefixes of the text's words (only its first word if it has several); any other
+    anchor ("://", "@", ".com", "密码") is searched for as a substring, Chinese ones only in
+    text that is not plain ASCII. A cased cue (addresses, placeholders in capitals) is
+    matched on the folded text.
     """
 
-    __slots__ = ("anchors", "ascii_anchors", "cased", "pattern")
+    __slots__ = ("anchors", "cased", "pattern", "substrings", "substrings_ascii", "words")
 
     def __init__(self, pattern: re.Pattern[str], anchors: tuple[str, ...], cased: bool) -> None:
         self.pattern = pattern
         self.anchors = anchors
-        self.ascii_anchors = tuple(a for a in anchors if a.isascii())
         self.cased = cased
+        words: set[str] = set()
+        substrings: list[str] = []
+        for anchor in anchors:
+            first = anchor.split(" ")[0]
+            if anchor.isascii() and _WORD_ANCHOR_RE.fullmatch(first):
+                words.add(first)
+            else:
+                substrings.append(anchor)
+        self.words = frozenset(words)
+        _ANCHOR_SIZES.update(len(word) for word in words)
+        self.substrings = tuple(substrings)
+        self.substrings_ascii = tuple(a for a in substrings if a.isascii())
 
     def possible(self, text: Text) -> bool:
         if not self.anchors:
             return True
-        anchors = self.ascii_anchors if text.ascii else self.anchors
-        return any(a in text.lowered for a in anchors)
+        if self.words and not self.words.isdisjoint(text.prefixes):
+            return True
+        substrings = self.substrings_ascii if text.ascii else self.substrings
+        return any(a in text.lowered for a in substrings)
 
     def search(self, text: Text, pos: int = 0) -> re.Match[str] | None:
         if pos == 0 and id(self) in text.found:

@@ -81,6 +81,7 @@ _COMMON = frozenset(
         "history",
     ]
 )
+_COMMON_ROT13 = frozenset(codecs.encode(word, "rot13") for word in _COMMON)
 _LEET_WORD_RE = re.compile(
     r"(?<![\w@$!])(?=[\w@$!']*[A-Za-z])(?=[\w@$!']*(?:[0-9@$]|![\w]))[\w@$!']{2,}"
 )
@@ -109,18 +110,20 @@ _SPACED_CJK_RE = re.compile(
 _SEPARATORS_RE = re.compile(r"[ .·_*-]")
 
 
-def _english_words(text: str) -> int:
-    return sum(1 for w in _LATIN_WORD_RE.findall(text) if w.lower() in _COMMON)
+def _english_words(text: str, vocabulary: frozenset[str] = _COMMON) -> int:
+    return sum(1 for w in _LATIN_WORD_RE.findall(text) if w.lower() in vocabulary)
 
 
 def _rot13(text: str) -> str | None:
+    # Counting the common words in their rot13 form ("gur", "lbh") avoids rotating
+    # ordinary text at all.
+    hinted = _ROT13_HINT_RE.search(text) is not None
+    rotated_words = _english_words(text, _COMMON_ROT13)
+    if not hinted and (rotated_words < 2 or rotated_words <= 2 * _english_words(text)):
+        return None
     if len(_LATIN_WORD_RE.findall(text)) < 4:
         return None
-    rotated = codecs.encode(text, "rot13")
-    if _ROT13_HINT_RE.search(text):
-        return rotated
-    after = _english_words(rotated)
-    return rotated if after >= 3 and after > 2 * _english_words(text) else None
+    return codecs.encode(text, "rot13")
 
 
 def _percent(text: str) -> str | None:
@@ -152,8 +155,16 @@ def _leet(text: str) -> list[str]:
 
 
 def _respaced(raw: str) -> str | None:
-    joined = _SPACED_CJK_RE.sub(lambda m: _SEPARATORS_RE.sub("", m.group()), raw)
-    joined = _SPACED_LATIN_RE.sub(lambda m: _SEPARATORS_RE.sub("", m.group()), joined)
+    # Spaced-out text has many one-character tokens, or dots between letters
+    # ("s.y.s.t.e.m", "系.统"); ordinary text is left alone without a regex pass.
+    tokens = raw.split()
+    singles = sum(1 for token in tokens if len(token) == 1)
+    dotted = any(len(t) >= 5 and t[1] in ".·_*-" for t in tokens)
+    joined = raw
+    if not raw.isascii() and (singles >= 3 or any(c in raw for c in ".·_*-")):
+        joined = _SPACED_CJK_RE.sub(lambda m: _SEPARATORS_RE.sub("", m.group()), joined)
+    if singles >= 3 or dotted:
+        joined = _SPACED_LATIN_RE.sub(lambda m: _SEPARATORS_RE.sub("", m.group()), joined)
     return joined if joined != raw else None
 
 

@@ -90,9 +90,10 @@ def _scan_into(text: str, *, depth: int, label: str, found: dict[str, ScanFindin
         _add(found, name, INVISIBLE_UNICODE, label, window)
 
     folded = fold(text)
-    for rule, matched in _match_rules(folded):
+    cued = Text(folded)
+    for rule, matched in _match_rules(folded, cued):
         _add(found, rule.name, rule.category, label, _shown(rule, matched))
-    for name, category, matched in assess(folded) + find_secrets(folded):
+    for name, category, matched in assess(cued) + find_secrets(folded):
         _add(found, name, category, label, matched)
 
     if depth >= MAX_DEPTH:
@@ -104,16 +105,15 @@ def _scan_into(text: str, *, depth: int, label: str, found: dict[str, ScanFindin
         _scan_into(decoded, depth=depth + 1, label=f"{label}{kind}: ", found=found)
 
 
-def _match_rules(folded: str) -> list[tuple[Rule, str]]:
+def _match_rules(folded: str, cued: Text) -> list[tuple[Rule, str]]:
     lowered = folded.lower()
     words = frozenset(_WORD_RE.findall(lowered))
     chars = None if lowered.isascii() else frozenset(lowered)
     matches: list[tuple[Rule, str]] = []
-    discussed = DISCUSSION.search(Text(folded)) is not None
     for rule in RULES:
         if rule.should_try(lowered, words, chars):
             hit = rule.pattern.search(folded)
-            if hit and not (discussed and rule.lang != "any" and quoted(folded, hit)):
+            if hit and not (rule.lang != "any" and _mentioned(folded, hit, cued)):
                 matches.append((rule, hit.group()))
     if _SPACED_LETTERS_RE.search(folded):
         compact = _NON_WORD_RE.sub("", lowered)
@@ -123,6 +123,11 @@ def _match_rules(folded: str) -> list[tuple[Rule, str]]:
                 if hit:
                     matches.append((rule, hit.group()))
     return matches
+
+
+def _mentioned(folded: str, hit: re.Match[str], cued: Text) -> bool:
+    """A quoted phrase in a note that talks about attacks is mentioned, not used."""
+    return quoted(folded, hit) and DISCUSSION.search(cued) is not None
 
 
 def _shown(rule: Rule, matched: str) -> str:

@@ -57,6 +57,12 @@ _CONNECTION = re.compile(
     r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:(?P<value>[^\s:/@]{4,128})@[\w.-]+",
     re.IGNORECASE,
 )
+# "login is admin / S3cret!" — a user name and a password side by side.
+_USER_PASS = re.compile(
+    r"\b(?:login|credentials?|creds|account|user(?:name)?|vpn)\b[^\n]{0,30}?[\w.@-]{1,40}"
+    r"\s*/\s*(?:pass(?:word)?\s+)?(?P<value>[^\s/]{6,64})",
+    re.IGNORECASE,
+)
 _SEED = re.compile(
     r"(?:\b(?:seed(?: phrase| words)?|mnemonic|recovery phrase)\b|助记词)\W{0,4}(?:[a-z]{3,8}"
     r"[ ,]+){11,23}[a-z]{3,8}",
@@ -105,6 +111,7 @@ def find_secrets(folded: str) -> list[tuple[str, str, str]]:
     checks = (
         ("credential-assignment", _ASSIGNMENT, _ASSIGNMENT_ANCHORS),
         ("connection-string", _CONNECTION, ("://",)),
+        ("credential-assignment", _USER_PASS, ("/",)),
     )
     for name, pattern, anchors in checks:
         if not any(a in lowered for a in anchors):

@@ -70,15 +70,21 @@ def _planted(text: Text) -> str | None:
     if trigger is None:
         return None
     outside = _sink(text)
-    if outside and target.SEND.search(text) and not target.OWN_SINK.search(text):
+    sends = outside and (target.SEND.search(text) or target.TO_SINK.search(text))
+    if outside and sends and not target.OWN_SINK.search(text):
         return trigger.group() + " … " + outside.group()
     money = target.MONEY.search(text)
     credential = target.CREDENTIAL.search(text)
     data = target.DATA.search(text)
     if not (money or credential or data):
         return None
+    own = target.OWN_SINK.search(text)
+    if money and not own:
+        destination = target.SINK_NUMBER.search(text) or target.MONEY_REDIRECT.search(text)
+        if destination:
+            return trigger.group() + " … " + destination.group()
     sink = _sink(text)
-    if sink and not target.OWN_SINK.search(text) and target.DIVERT.search(text):
+    if sink and not own and target.DIVERT.search(text):
         return trigger.group() + " … " + sink.group()
     if target.COVERT.search(text) and target.DIVERT.search(text):
         return trigger.group() + " … " + (money or credential or data).group()  # type: ignore[union-attr]
@@ -115,10 +121,14 @@ def _authority(text: Text) -> str | None:
     if claim is None:
         return _first(intent.PRIVILEGE_REQUEST, text)
     rest = text.without(claim)
+    asked = intent.PRIVILEGE_REQUEST.search(rest)
+    if asked:
+        return f"{claim.group()} … {asked.group()}"
     if not intent.REQUEST.search(rest):
         return None
     wanted = (
         target.OTHERS.search(rest)
+        or intent.PRIVATE.search(rest)
         or target.RIGHTS.search(rest)
         or target.CREDENTIAL.search(rest)
         or target.DATA.search(rest)
@@ -198,9 +208,11 @@ _CHECKS: tuple[tuple[str, str, Callable[[Text], str | None]], ...] = (
 )
 
 
-def assess(folded: str) -> list[Finding]:
-    """Every structural check that holds for ``folded`` (the folded text)."""
-    text = Text(folded)
+def assess(text: Text | str) -> list[Finding]:
+    """Every structural check that holds for ``text`` (folded; a :class:`Text` lets the
+    caller share cue matches with its own checks)."""
+    if isinstance(text, str):
+        text = Text(text)
     found: list[Finding] = []
     for rule, category, check in _CHECKS:
         matched = check(text)
