@@ -38,7 +38,7 @@ AUTHORITY = cue(
     + r"{0,8}?(?:身份|权限)"
     r"|角色" + G + r"{0,8}?(?:升级|提升)|管理员已经?批准",
     r"\b(?:i'm|i am|as|being|since i'm|because i'm)(?: the| a| an)? (?:person|one|guy|people)"
-    r" who (?:set up|setup|built|deployed|runs|manages|pays for|created|made|installed)\b"
+    r" who (?:set up|setup|built|deployed|runs|manages|pays|created|made|installed)\b"
     r"|\bi (?:run|manage|own|operate|maintain|set up|deployed|created|built|founded|host)"
     r" (?:this|the|our) (?:bot|instance|server|deployment|gateway|workspace|group|account"
     r"|company|chat)\b|\bi'm in charge of\b|\bmy (?:dad|mom|father|mother|boss|company)"
@@ -68,7 +68,8 @@ REQUEST = cue(
     r"\b(?:grant|give|hand over|unlock|elevate|promote|add|make me|whitelist|allowlist|approve"
     r"|enable|export|dump|list|show|send|forward|reveal|print|provide|share|read|see|view"
     r"|access|delete|disable|comply|require|need|entitled|permitted|allowed|may|can|should"
-    r"|order|instruct\w*|read\w*|see\w*|transfer|request)\b",
+    r"|order|instruct\w*|read\w*|see\w*|transfer|request|loop me in|cc me|copy me|include me"
+    r"|let me (?:see|read|view))\b",
     r"给我|俾我|发给我|告诉我|转给我|抄给我|同步给我|授权|开通|开放|解锁|提升|加入|加到|加为|设为"
     r"|设成|导出|列出|查看|看到|看看|睇|转发|提供|转给|发我|给俺|可以|要求|必须|读取|拥有|需要|有权"
     r"|看",
@@ -77,7 +78,7 @@ REQUEST = cue(
         "allowlist|approve|enable|export|dump|list|show|send|forward|"
         "reveal|print|provide|share|read|see|view|access|delete|"
         "disable|comply|require|need|entitled|permitted|allowed|may|"
-        "can|should|order|instruct|transfer|request|给我|俾我|发给我|告诉我|"
+        "can|should|order|instruct|transfer|request|loop|cc|copy|include|let|给我|俾我|发给我|告诉我|"
         "转给我|抄给我|同步给我|授权|开通|开放|解锁|提升|加入|加到|加为|设为|设成|导出|列出|查看|看到|看看|睇|"
         "转发|提供|转给|发我|给俺|可以|要求|必须|读取|拥有|需要|有权|看"
     ),
@@ -196,10 +197,11 @@ ROLE_PREFIX = cue(
     r"(?:^|[\n.!?。！？]\s{0,3}|\s{2,})[#>*=~\-\s]{0,6}[\[({<【|]{0,3}\s{0,2}(?:system|sys|admin"
     r"|administrator|developer mode|developer|root|(?:system|sys) (?:note|notice|message|msg"
     r"|prompt(?: update)?|override|instruction|alert|update)|note from system|assistant"
-    r" instructions \([^)\n]{0,30}\))\s{0,2}(?:[\])}>】|]{1,3}|:|—|-{2,}|={2,}|>>)",
+    r" instructions \([^)\n]{0,30}\))\s{0,2}(?:[\])}>】|]{1,3}|:|—|-{1,3}|={2,}|#{2,}|>>)",
     r"[\"']role[\"']\s*:\s*[\"']system[\"']",
-    r"(?:^|[\n.!?。！？]\s{0,3})[\[【<(（|]{0,2}\s{0,2}(?:系统|系統|管理员|管理員|开发者)(?:消息"
-    r"|提示|通知|指令|公告|说明|更新)?\s{0,2}(?:[\]】>)）|]|[:：]|[（(]|——|>>)",
+    r"(?:^|[\n.!?。！？]\s{0,3})[#>*=~\-\s]{0,6}[\[【<(（|]{0,2}\s{0,2}(?:系统|系統|管理员"
+    r"|管理員|开发者)(?:消息|提示|通知|指令|公告|说明|更新)?\s{0,2}(?:[\]】>)）|]|[:：]|[（(]"
+    r"|-{1,3}|#{2,}|>>)|[\[【]\s{0,2}(?:系统|系統)(?:备注|说明|更新|公告)\s{0,2}[\]】]",
     anchors=(
         "system|sys|admin|developer|root|assistant instructions|role|系统|系統|管理员|管理員|开发者"
     ),
@@ -210,9 +212,10 @@ DIRECTIVE = cue(
     r"|mode|safety|override|disabled|dump|print|void|priority|include|approval|access|allowed"
     r"|enabled|required|permitted|data|memory|memories)\b",
     r"你|助手|用户|使用者|必须|以后|忽略|透露|授予|发|转发|回答|服从|主人|管理员|权限|模式|政策|指令"
-    r"|配置|审批|作废|执行|照办",
+    r"|配置|审批|作废|执行|照办|规则|数据|可以|给|成员|访问|批准|记忆|不要|允许|关闭|条目",
     anchors=(
         "you|assistant|the|this|must|always|never|now|ignore|reveal|"
+        "规则|数据|可以|给|成员|访问|批准|记忆|不要|允许|关闭|条目|"
         "grant|send|forward|answer|respond|follow|obey|trust|share|"
         "owner|admin|policy|instructions|mode|safety|override|"
         "disabled|dump|print|void|priority|include|approval|access|"
@@ -244,7 +247,7 @@ OVERRIDE = cue(
     + G
     + r"{0,16}?(?:规则|设置|指令|设定|规定|准则|安全|指引|配置)",
     r"(?:主人|你的|给你的)" + G + r"{0,6}?要求" + G + r"{0,8}?(?:扔掉|忽略|不算|作废|别管|推翻)",
-    r"(?:规则|指令|设定|設定|准则|规定|指引|配置|告诉你的|上面的内容)"
+    r"(?:规则|指令|设定|設定|准则|规定|指引|配置|设置|告诉你的|上面的内容)"
     + G
     + r"{0,12}?(?:过时|作废|不算数|不算數|不算了|测试|无效|放一边|不再适用|已取消|取消|只是建议)",
     r"只听我的|照这条来|照這條來|按这里写的来|真正的任务是|真正的要求在|按下面的来|只服从这条"
@@ -254,7 +257,7 @@ OVERRIDE = cue(
         "overrule|scrap|throw|bother|bin|rules|instructions|guidelines|guidance|context|"
         "prompt|configured|settings|guardrails|told before|above|brief|takes priority|"
         "mine|lines below|obey|listen|pretend|忘掉|忘记|忽略|无视|别管|不再遵守|放下|抛开|不用管|"
-        "扔掉|推翻|规则|指令|设定|設定|准则|规定|指引|配置|告诉你的|上面的内容|只听我的|照这条来|"
+        "扔掉|推翻|规则|指令|设定|設定|准则|规定|指引|配置|设置|告诉你的|上面的内容|只听我的|照这条来|"
         "照這條來|按这里写的来|真正的|按下面的来|只服从这条|这条就是你的规则"
     ),
 )
@@ -322,4 +325,11 @@ PRIVATE = cue(
     r"\b(?:privately|in private|in (?:their|the) dms|private (?:messages|chats))\b",
     r"私下|私聊|私信",
     anchors="privat|dms|私下|私聊|私信",
+)
+# A link or image meant not to be noticed, or one whose parameters carry something.
+HIDDEN_LINK = cue(
+    r"\b(?:invisible|hidden|tracking|1x1|tiny|transparent|query (?:string|parameters?)"
+    r"|parameters?|params?)\b",
+    r"看不见|隐藏|隐形|跟踪|透明|参数",
+    anchors="invisible|hidden|tracking|1x1|tiny|transparent|query|param|看不见|隐藏|隐形|跟踪|透明|参数",
 )

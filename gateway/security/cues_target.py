@@ -25,6 +25,8 @@ TRIGGER = cue(
     r"(?:y|ies)|answers?|responses?|sessions?|conversations?|chats?|summar(?:y|ies))"
     r"|(?:at the end of|after|in) (?:each|every)|\balways\b|remember (?:this|that|:)"
     r"|note for later|reminder to self|on (?:any|every|each) (?:mention|request|message)"
+    r"|standing orders? (?:for|to) (?:you|the assistant|the bot)|(?:customers?|users?|people"
+    r"|anyone|someone|clients?|members?) who (?:ask|asks|want|wants|mention|need|request)"
     r"|until further notice|in all future|\bany [\w ]{1,20}? (?:the user|users?|someone"
     r"|they|anyone) \w+s\b)",
     r"每当|每次|每回|每逢|每条|每个(?:回答|回复|消息)|以后|今后|往后|日后|以後|今後|从现在|從現在"
@@ -61,13 +63,15 @@ CREDENTIAL = cue(
     r" (?:codes?|sms)|sms codes?|security codes?|tokens?|api ?keys?|api secrets?|keys|secrets?"
     r"|seed phrases?|mnemonic|recovery (?:codes?|phrases?)|logins?|credentials?|creds|ssn"
     r"|social security|passport(?: number)?|reset links?|private keys?|cvv|card numbers?"
-    r"|(?:bank|credit|debit) cards?|card details)\b",
+    r"|(?:bank|credit|debit) cards?|card details|environment variables|env (?:file|vars)"
+    r"|\.env)\b",
     r"密码|密碼|验证码|驗證碼|密钥|秘钥|令牌|助记词|私钥|恢复码|身份证|口令|登录|卡号|安全码|银行卡"
+    r"|环境变量"
     r"|(?<![a-z0-9_])(?:cvv)(?![a-z0-9_])",
     anchors=(
         "pass|pin|2fa|otp|one|verification|sms|security|token|key|secret|seed|"
         "mnemonic|recovery|login|credential|creds|ssn|social|passport|reset|cvv|"
-        "card|密码|密碼|验证码|驗證碼|密钥|秘钥|令牌|助记词|私钥|恢复码|身份证|口令|登录|卡号|"
+        "card|environment|env|.env|环境变量|密码|密碼|验证码|驗證碼|密钥|秘钥|令牌|助记词|私钥|恢复码|身份证|口令|登录|卡号|"
         "安全码|银行卡"
     ),
 )
@@ -127,14 +131,17 @@ OWN_CONFIG = cue(
     r"|permissions|tool permissions|safety\w*|filters?|scanner|memory (?:approval|limit"
     r"|settings|permissions)|goal|deploy keys|environment|logs?|list of (?:banned|blocked"
     r"|owners|admins)\w*|privacy\w*|(?:safety|security) level)\b"
-    r"|\bpermissions? to (?:edit|change|modify|write|read) your\b",
+    r"|\bpermissions? to (?:edit|change|modify|write|read) your\b|\b(?:the )?(?:instructions"
+    r"|prompt|rules|persona) (?:you (?:start|begin|run|work|operate)\b|you were given|you follow)",
     r"\b(?:memory (?:write )?approval|approval (?:requirement|settings?|step)|auto-?approv\w*"
     r"|(?:access )?allow ?list|white ?list|access (?:list|control)|admin list|(?:banned"
     r"|blocked)[- ]users?(?: list)?|ban list|owner of (?:this|the) bot|the owner|new owner"
     r"|pairing(?: code)?|secret[- ]masking|safety scanner|bot token|deploy keys|webhook url"
     r"|model (?:endpoint|base url)|mnemogate_\w+|honcho_api_key|memory limit|content filters?"
     r"|safety (?:rules|checks|filters|settings|level))\b",
-    r"你(?:记忆|人设|配置|设定)|你自称|(?:你的|你自己的|机器人的?)"
+    r"你(?:记忆|人设|配置|设定)|你自称|你"
+    + G
+    + r"{0,10}?的(?:指令|提示词|人设|系统设定)|(?:你的|你自己的|机器人的?)"
     + G
     + r"{0,8}?(?:人设|性格|名字|身份|配置|设置|设定|系统提示词|提示词|密钥|令牌|规则|权限|接口"
     r"|环境变量|记忆|访问控制|主人|名单|隐私|指令)",
@@ -145,7 +152,7 @@ OWN_CONFIG = cue(
         "your|its|ur |'s|yourself|approval|approv|allow|white|access|admin list|"
         "blocked|banned|ban list|owner|pairing|masking|scanner|bot token|deploy keys|"
         "webhook|endpoint|model|mnemogate_|honcho_api_key|memory limit|filter|safety|"
-        "你的|你自己的|你记忆|你人设|你配置|你设定|你自称|机器人|人设|白名单|黑名单|访问控制|配对码|脱敏|安全扫描|系统提示词|审批|审核|配置里|"
+        "instructions|prompt|rules|persona|的指令|的提示词|的人设|的系统设定|你的|你自己的|你记忆|你人设|你配置|你设定|你自称|机器人|人设|白名单|黑名单|访问控制|配对码|脱敏|安全扫描|系统提示词|审批|审核|配置里|"
         "设置里|主人|管理员名单|记忆上限|封禁名单|安全等级|自动通过|隐私模式|模型接口"
     ),
 )
@@ -229,11 +236,11 @@ CAPTURE = cue(
     r"\b(?:store|save|saved|keep|record|remember|writ\w* (?:\w+ )?down|log|repeat\w*"
     r"|say (?:it )?back|list|print|collect|gather|ask (?:for|them|the user|him|her|each)"
     r"|request|have them|confirm|reveal|tell|share|give|disclose|paste|mention it|read out"
-    r"|(?:add|include|append|put|post) (?:it|them)|recite)\b",
+    r"|(?:add|include|append|put|post) (?:it|them)|recite|copy)\b",
     r"记下|记录|記錄|保存|存到|存入|存下|记在|写进|重复|说出|告诉|发给|发到|转发|索取|提供|确认|发一遍"
     r"|发在|记住|让他|让对方|附在|发过来|说一遍|念一遍|报一遍|念给|存档|打出来",
     anchors=(
-        "store|save|keep|record|remember|writ|log|repeat|say|list|"
+        "store|save|keep|record|remember|writ|log|repeat|copy|say|list|"
         "print|collect|gather|ask|request|have|confirm|reveal|tell|"
         "share|give|disclose|paste|mention|read|add|include|append|"
         "put|post|recite|记下|记录|記錄|保存|存到|存入|存下|记在|写进|重复|说出|告诉|发给|发到|"
@@ -270,7 +277,7 @@ COVERT = cue(
 # Asking for rights outright, with or without a claim to deserve them.
 # Handing it to whoever asks.
 THIRD_PARTY = cue(
-    r"\b(?:tell|give|share|send|show|hand|read)\b[^.\n]{0,40}?\b(?:to |with )?(?:him|her|them"
+    r"\b(?:tell|give|share|send|show|hand|read)\b[^.\n]{0,60}?\b(?:to |with )?(?:him|her|them"
     r"|whoever|anyone who asks|the person)\b",
     r"(?:告诉|发给|给|转给|透露给|交给)(?:他|她|对方|他们|她们)",
     anchors="him|her|them|whoever|anyone|person|他|她|对方",
@@ -286,11 +293,12 @@ ASKER = cue(
 MONEY_REDIRECT = cue(
     r"\b(?:must|should|has to|have to|needs? to|now|only|always)\b[^.\n]{0,30}?\b(?:go|be"
     r" (?:paid|sent|wired|transferred|deposited|routed))\s+(?:to|into|via|through)\b"
-    r"|\b(?:receiver|recipient|payee|beneficiary)\b|\broute \w+ (?:through|to|via)\b",
+    r"|\b(?:receiver|recipient|payee|beneficiary)\b|\broute \w+ (?:through|to|via)\b"
+    r"|\bpay (?:via|through|to|into|at|using)\b",
     r"打到|转到|汇到|付到|汇给|收款人|收款方|转入",
     anchors=(
         "must|should|has to|have to|need|now|only|always|receiver|recipient|payee|"
-        "beneficiary|route|打到|转到|汇到|付到|汇给|收款人|收款方|转入"
+        "beneficiary|route|pay|打到|转到|汇到|付到|汇给|收款人|收款方|转入"
     ),
 )
 # An address a rule sends things *to* ("… to @handle", "发到 …").

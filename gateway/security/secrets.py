@@ -34,6 +34,7 @@ _TOKEN_FORMATS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("google-oauth-token", "ya29.", re.compile(r"\bya29\.[A-Za-z0-9_-]{20,}")),
     ("mailgun-key", "key-", re.compile(r"\bkey-[0-9a-z]{32}\b")),
     ("twilio-credential", "", re.compile(r"\b(?:AC|SK)[0-9a-f]{32}\b")),
+    ("sendgrid-key", "SG.", re.compile(r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{32,64}")),
     ("api-key", "sk-", re.compile(r"\bsk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_-]{32,}")),
 )
 
@@ -61,6 +62,12 @@ _CONNECTION = re.compile(
 _USER_PASS = re.compile(
     r"\b(?:login|credentials?|creds|account|user(?:name)?|vpn)\b[^\n]{0,30}?[\w.@-]{1,40}"
     r"\s*/\s*(?:pass(?:word)?\s+)?(?P<value>[^\s/]{6,64})",
+    re.IGNORECASE,
+)
+# Backup / recovery codes: several digit groups after their name.
+_BACKUP_CODES = re.compile(
+    r"(?:\b(?:backup|recovery|2fa|one-time) codes?\b|(?:备用|恢复)(?:验证)?码)[^\d\n]{0,40}"
+    r"(?:\d{4}[- ]?\d{4}\W{1,4}){2,}",
     re.IGNORECASE,
 )
 _SEED = re.compile(
@@ -123,6 +130,7 @@ def find_secrets(folded: str) -> list[tuple[str, str, str]]:
     for name, pattern, anchors in (
         ("seed-phrase", _SEED, _SEED_ANCHORS),
         ("pin-code", _PIN, _PIN_ANCHORS),
+        ("backup-codes", _BACKUP_CODES, ("code", "码")),
     ):
         hit = pattern.search(folded) if any(a in lowered for a in anchors) else None
         if hit:

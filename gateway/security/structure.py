@@ -168,7 +168,7 @@ def _outbound(text: Text) -> str | None:
     if link is None or not intent.CARRY.search(text):
         return None
     sensitive = target.DATA.search(text) or target.CREDENTIAL.search(text)
-    if sensitive and (target.TRIGGER.search(text) or slot):
+    if sensitive and (target.TRIGGER.search(text) or slot or intent.HIDDEN_LINK.search(text)):
         return f"{link.group()} … {sensitive.group()}"
     return None
 
