@@ -16,7 +16,8 @@ and its misses then informed a second round of (general) changes, so a fresh bat
 written before that round, in ``scanner_corpus/round2/``, by the same method: every line
 there is ``heldout2``. ``heldout2`` scored 72 % once, so its misses drove a third round,
 and ``round3/`` (``heldout3``) was written before that round began; likewise
-``round4/`` (``heldout4``) before the fourth. Run
+``round4/`` (``heldout4``) before the fourth and ``round5/`` (``heldout5``) before the
+fifth. Run
 ``python tests/data/build_scanner_corpus.py`` to rebuild; the output is deterministic.
 """
 
@@ -121,14 +122,12 @@ def build() -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     attacks: list[dict[str, str]] = []
     benign: list[dict[str, str]] = []
     paths = sorted(SOURCES.glob("*.txt"))
-    for batch in ("round2", "round3", "round4"):
+    for batch in ("round2", "round3", "round4", "round5"):
         paths += sorted(SOURCES.glob(f"{batch}/*.txt"))
     for path in paths:
         kind, _, theme = path.stem.partition("_")
         theme = theme.removesuffix("_zh").replace("_", "-")
-        batch = {"round2": "heldout2", "round3": "heldout3", "round4": "heldout4"}.get(
-            path.parent.name
-        )
+        batch = {f"round{n}": f"heldout{n}" for n in range(2, 6)}.get(path.parent.name)
         for text in _read(path):
             split = batch or split_of(text)
             row = {"text": text, "category": theme, "language": language(text), "split": split}
