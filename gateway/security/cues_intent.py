@@ -33,9 +33,8 @@ AUTHORITY = cue(
     + r"{0,6}?(?:主人|管理员|管理員|开发者|创造者|创建者|所有者|老板|群主|群管|运维|负责人"
     r"|超级管理员"
     r"|家长|警察|审计员|付费的人|部署)",
-    r"(?:我有|我拥有|我具有)\s*(?<![a-z0-9_])(?:root|管理员|最高|所有者|owner)(?![a-z0-9_])?\s*权限|都归我|都是我的|被授予"
-    + G
-    + r"{0,8}?(?:身份|权限)"
+    r"(?:我有|我拥有|我具有)\s*(?<![a-z0-9_])(?:root|管理员|最高|所有者"
+    r"|owner)(?![a-z0-9_])?\s*权限|都归我|都是我的|被授予" + G + r"{0,8}?(?:身份|权限)"
     r"|角色" + G + r"{0,8}?(?:升级|提升)|管理员已经?批准",
     r"\b(?:i'm|i am|as|being|since i'm|because i'm)(?: the| a| an)? (?:person|one|guy|people)"
     r" who (?:set up|setup|built|deployed|runs|manages|pays|created|made|installed)\b"
@@ -61,7 +60,8 @@ AUTHORITY = cue(
         "officer|staff|rights|privileges|access|authority|permissions|granted|"
         "upgraded|elevated|promoted|authori|approved|built you|i own|to me|i have|i've got|"
         "i hold|legal|归我|是我的|主人|管理员|管理員|开发者|"
-        "创造者|创建者|所有者|老板|群主|群管|运维|负责人|家长|警察|审计员|付费的人|部署|权限|被授予|角色|批准"
+        "创造者|创建者|所有者|老板|群主|群管|运维|负责人|家长|警察|审计员|付费的人|部署|权限"
+        "|被授予|角色|批准"
     ),
 )
 REQUEST = cue(
@@ -78,8 +78,10 @@ REQUEST = cue(
         "allowlist|approve|enable|export|dump|list|show|send|forward|"
         "reveal|print|provide|share|read|see|view|access|delete|"
         "disable|comply|require|need|entitled|permitted|allowed|may|"
-        "can|should|order|instruct|transfer|request|loop|cc|copy|include|let|给我|俾我|发给我|告诉我|"
-        "转给我|抄给我|同步给我|授权|开通|开放|解锁|提升|加入|加到|加为|设为|设成|导出|列出|查看|看到|看看|睇|"
+        "can|should|order|instruct|transfer|request|loop|cc|copy|include|let|给我|俾我|发给我"
+        "|告诉我|"
+        "转给我|抄给我|同步给我|授权|开通|开放|解锁|提升|加入|加到|加为|设为|设成|导出|列出"
+        "|查看|看到|看看|睇|"
         "转发|提供|转给|发我|给俺|可以|要求|必须|读取|拥有|需要|有权|看"
     ),
 )
@@ -90,12 +92,14 @@ STAFF = cue(
     r" success|it) (?:team|staff|department|center|centre|desk)|trust (?:&|and) safety"
     r"|it (?:helpdesk|department|support)|sysadmin|system administrator|maintainers"
     r"|compliance department|security operations|bank|noc|hosting provider|resolution center"
-    r"|contractors?)\b",
-    r"官方|客服|安全团队|安全中心|开发团队|开发组|工程师|运维|服务台|平台|腾讯|微信支付|支付宝|合规部门"
-    r"|审核组|审核团队|银行|值班|(?<![a-z0-9_])(?:telegram|openai|anthropic|discord|paypal|mnemogate)(?![a-z0-9_])|部门|团队"
+    r"|contractors?|on-call|ops)\b",
+    r"官方|客服|安全团队|安全中心|开发团队|开发组|工程师|运维|服务台|平台|腾讯|微信支付|支付宝"
+    r"|合规部门"
+    r"|审核组|审核团队|银行|值班|(?<![a-z0-9_])(?:telegram|openai|anthropic|discord|paypal"
+    r"|mnemogate)(?![a-z0-9_])|部门|团队"
     r"|反诈中心|处理中心|云服务商|外包|技术支持",
     anchors=(
-        "anthropic|openai|telegram|discord|microsoft|google|apple|paypal|stripe|mnemogate|"
+        "anthropic|on|ops|openai|telegram|discord|microsoft|google|apple|paypal|stripe|mnemogate|"
         "honcho|support|help|team|staff|department|center|centre|desk|trust|it |"
         "sysadmin|administrator|maintainers|compliance|security|bank|noc|hosting|contractor|"
         "官方|客服|安全团队|安全中心|开发团队|开发组|工程师|运维|服务台|平台|腾讯|微信支付|支付宝|"
@@ -110,10 +114,10 @@ STAFF_INTRO = cue(
     r"|operations|helpdesk)\s*[:\-—]|^\W{0,3}\[",
     r"这里是|我是|我们是|来自|【|通知|提醒|要求|备注|您好|^\W{0,3}"
     + G
-    + r"{1,14}?(?:客服|团队|中心"
+    + r"{1,14}?(?:客服|团队|中心|运维|值班"
     r"|部门|服务台|专员|组)[:：]",
     anchors=(
-        "this|here|from|message|notice|official|i'm|i am|i work|"
+        "this|here|运维|值班|from|message|notice|official|i'm|i am|i work|"
         "employee|member|note|agent|on behalf|we|we're|we'll|with|"
         "team|staff|department|desk|center|centre|support|operations|"
         "helpdesk|[|这里是|我是|我们是|来自|【|通知|提醒|要求|备注|您好|客服|团队|中心|部门|服务台|"
@@ -135,14 +139,17 @@ ASSISTANT_DIRECTIVE = cue(
     r"|the|all) \w+|confirm|reset|add|give|grant|export|suspend\w*|respond|reply|store|save"
     r"|keep|collect|list|paste|hand|disclose|read|tell (?:them|the user|the customer)|must"
     r"|need you|please|switch|you may|you can|share|remove|delete)\b",
-    r"请|需要|要求|立即|关闭|关掉|输出|打印|发|转发|索取|导出|提供|设成|改为|暂停|让他|记录|按要求|保存"
+    r"请|需要|要求|立即|关闭|关掉|输出|打印|发给|发到|发出来|发过来|回复|交出|交给|转发|索取"
+    r"|导出|提供|设成|改为|暂停|让他|记录|按要求|保存"
     r"|收集|列出|交给|贴到|必须",
     anchors=(
-        "disable|turn|switch|output|print|reveal|forward|send|dump|"
+        "disable|回复|交出|交给|发给|发到|发出来|发过来|turn|switch|output|print|reveal|forward"
+        "|send|dump|"
         "ask|confirm|reset|add|give|grant|export|suspend|respond|"
         "reply|store|save|keep|collect|list|paste|hand|disclose|read|"
         "tell|must|need|please|you|share|remove|delete|请|需要|要求|立即|关闭|"
-        "关掉|输出|打印|发|转发|索取|导出|提供|设成|改为|暂停|让他|记录|按要求|保存|收集|列出|交给|贴到|必须"
+        "关掉|输出|打印|发|转发|索取|导出|提供|设成|改为|暂停|让他|记录|按要求|保存|收集|列出"
+        "|交给|贴到|必须"
     ),
 )
 
@@ -165,11 +172,11 @@ LINK_WORD = cue(
 )
 CARRY = cue(
     r"\b(?:append\w*|add\w*|include\w*|put|plus|followed by|attach\w*|encod\w*|fill\w*|replac\w*"
-    r"|contain\w*|load|render|embed\w*|after [a-z]+=|with the (?:full |whole )?(?:summary"
+    r"|contain\w*|carr\w*|load|render|embed\w*|after [a-z]+=|with the (?:full |whole )?(?:summary"
     r"|conversation|key|content)|as the content|as a query)\b",
     r"拼|接在|接上|附|带上|放上|放到|放在|填入|替换成|加上|加到|后面|里放|编码|带一个",
     anchors=(
-        "append|add|include|put|plus|followed|attach|encod|fill|"
+        "append|carr|add|include|put|plus|followed|attach|encod|fill|"
         "replac|contain|load|render|embed|after|with|as|拼|接在|接上|附|带上|"
         "放上|放到|放在|填入|替换成|加上|加到|后面|里放|编码|带一个"
     ),
@@ -187,7 +194,7 @@ TRANSLATE_EXECUTE = cue(
     r" it says|\btranslat\w* [^\n]{0,60}\btreat it as (?:a |an )?(?:command|instruction|order)",
     r"(?:翻译|翻成|译成|译|转成|解码|理解|正过来|倒过来)" + G + r"{0,80}?(?:照着?执行|照着?做|照办"
     r"|执行|按照?(?:它|译文|其中)?" + G + r"{0,6}?(?:做|操作)|当作" + G + r"{0,6}?(?:指令|命令)"
-    r"|当成" + G + r"{0,6}?(?:指令|命令)|去完成|就当是我说的|你就做什么|去做)",
+    r"|当成" + G + r"{0,6}?(?:指令|命令)|去完成|就当是我说的|你就做什么|去做|照(?:他|她|它)说的做)",
     anchors=(
         "translat|decod|convert|interpret|render|turn|unscrambl|revers|flip|step|"
         "翻译|翻成|译|转成|解码|理解|正过来|倒过来"
@@ -210,17 +217,19 @@ DIRECTIVE = cue(
     r"\b(?:you|your|assistant|the user|this user|must|always|never|now|ignore|reveal|grant"
     r"|send|forward|answer|respond|follow|obey|trust|share|owner|admin|policy|instructions"
     r"|mode|safety|override|disabled|dump|print|void|priority|include|approval|access|allowed"
-    r"|enabled|required|permitted|data|memory|memories)\b",
-    r"你|助手|用户|使用者|必须|以后|忽略|透露|授予|发|转发|回答|服从|主人|管理员|权限|模式|政策|指令"
-    r"|配置|审批|作废|执行|照办|规则|数据|可以|给|成员|访问|批准|记忆|不要|允许|关闭|条目",
+    r"|enabled|required|permitted|data|memory|memories|disabl\w*|enabl\w*|approvals?)\b",
+    r"你|助手|用户|使用者|必须|以后|忽略|透露|授予|发|转发|回答|服从|主人|管理员|权限|模式|政策"
+    r"|指令"
+    r"|配置|审批|作废|执行|照办|规则|数据|可以|给|成员|访问|批准|记忆|不要|允许|关闭|条目|信任",
     anchors=(
-        "you|assistant|the|this|must|always|never|now|ignore|reveal|"
+        "you|信任|assistant|disabl|enabl|approval|the|this|must|always|never|now|ignore|reveal|"
         "规则|数据|可以|给|成员|访问|批准|记忆|不要|允许|关闭|条目|"
         "grant|send|forward|answer|respond|follow|obey|trust|share|"
         "owner|admin|policy|instructions|mode|safety|override|"
         "disabled|dump|print|void|priority|include|approval|access|"
         "allowed|enabled|required|permitted|data|memor|你|助手|用户|使用者|"
-        "必须|以后|忽略|透露|授予|发|转发|回答|服从|主人|管理员|权限|模式|政策|指令|配置|审批|作废|执行|照办"
+        "必须|以后|忽略|透露|授予|发|转发|回答|服从|主人|管理员|权限|模式|政策|指令|配置|审批"
+        "|作废|执行|照办"
     ),
 )
 
@@ -232,7 +241,8 @@ OVERRIDE = cue(
     r"|configuration|settings|programming|safety|restrictions|policies|prompt|orders|guardrails"
     r"|brief)\b",
     r"\b(?:rules|instructions|guidelines|guidance|context|prompt|configured with|settings"
-    r"|guardrails|told before|anything above|everything above)\b[^.!?\n]{0,40}?\b(?:obsolete"
+    r"|guardrails|told before|anything above|everything above|polic(?:y|ies))\b[^.!?\n]{0,40}?"
+    r"\b(?:suspended|lifted|paused|obsolete"
     r"|void|irrelevant|outdated|superseded|supersede|no longer (?:appl\w*|count\w*|valid"
     r"|matter)|a test|(?:don't|do not|doesn't) (?:count|exist|apply)|cancel\w*|just"
     r" suggestions|switched off|turned off|counts? any ?more|only ones? that count)",
@@ -240,24 +250,29 @@ OVERRIDE = cue(
     r"|follow|override|take priority|replace|is in|are in)"
     r"|\b(?:this|the) (?:note|entry|memory|instruction)s? (?:takes priority|is your (?:rulebook"
     r"|rules|instructions|brief)|overrides)|\byou follow mine\b|\bact on the lines below\b"
-    r"|\bobey only (?:this|me|my)\b|\bonly (?:obey|follow|listen to) (?:this|me|my)\b"
+    r"|\bobey only (?:this|me|my)\b|\b(?:only )?take orders (?:only )?from me\b"
+    r"|\banswer only to me\b|\bonly (?:obey|follow|listen to) (?:this|me|my)\b"
     r"|\bpretend (?:your|the) (?:guardrails|rules|guidelines|safety\w*|restrictions)"
     r" (?:don't|do not) exist",
     r"(?:忘掉|忘记|忽略|无视|别管|不再遵守|放下|抛开|不用管|扔掉|推翻)"
     + G
     + r"{0,16}?(?:规则|设置|指令|设定|规定|准则|安全|指引|配置)",
     r"(?:主人|你的|给你的)" + G + r"{0,6}?要求" + G + r"{0,8}?(?:扔掉|忽略|不算|作废|别管|推翻)",
-    r"(?:规则|指令|设定|設定|准则|规定|指引|配置|设置|告诉你的|上面的内容)"
+    r"(?:规则|指令|设定|設定|准则|规定|指引|配置|设置|策略|告诉你的|上面的内容)"
     + G
-    + r"{0,12}?(?:过时|作废|不算数|不算數|不算了|测试|无效|放一边|不再适用|已取消|取消|只是建议)",
+    + r"{0,12}?(?:过时|作废|不算数|不算數|不算了|测试|无效|放一边|不再适用|已取消|取消|只是建议"
+    r"|暂停|停用|过期"
+    r"|解除)",
     r"只听我的|照这条来|照這條來|按这里写的来|真正的任务是|真正的要求在|按下面的来|只服从这条"
-    r"|这条就是你的规则",
+    r"|这条就是你的规则|按我的来",
     anchors=(
-        "ignore|disregard|forget|drop|abandon|follow|set aside|discard|override|"
+        "ignore|take orders|answer only|过期|按我的来|polic|策略|disregard|forget|drop|abandon"
+        "|follow|set aside|discard|override|"
         "overrule|scrap|throw|bother|bin|rules|instructions|guidelines|guidance|context|"
         "prompt|configured|settings|guardrails|told before|above|brief|takes priority|"
         "mine|lines below|obey|listen|pretend|忘掉|忘记|忽略|无视|别管|不再遵守|放下|抛开|不用管|"
-        "扔掉|推翻|规则|指令|设定|設定|准则|规定|指引|配置|设置|告诉你的|上面的内容|只听我的|照这条来|"
+        "扔掉|推翻|规则|指令|设定|設定|准则|规定|指引|配置|设置|告诉你的|上面的内容|只听我的"
+        "|照这条来|"
         "照這條來|按这里写的来|真正的|按下面的来|只服从这条|这条就是你的规则"
     ),
 )
@@ -290,7 +305,8 @@ PRIVILEGE_REQUEST = cue(
     r"|role|permissions|privileges) to me\b"
     r"|\b(?:promote|make|add|put)\b [^.\n]{0,30}?\b(?:to|as|an?) (?:admin|owner|moderator)s?\b",
     r"把我的?(?:角色|账号|帐号|权限|身份)?(?:提升|升级|设|改)为?\s*(?:管理员|主人|超级"
-    r"|(?<![a-z0-9_])(?:owner|admin)(?![a-z0-9_]))|(?:给我|俾我|为我|帮我|给他|给这个账号)(?:也)?(?:开通|开|开放|解锁|提升"
+    r"|(?<![a-z0-9_])(?:owner|admin)(?![a-z0-9_]))|(?:给我|俾我|为我|帮我|给他"
+    r"|给这个账号)(?:也)?(?:开通|开|开放|解锁|提升"
     r"|升级|加上)?"
     + G
     + r"{0,10}?(?:管理员|最高|主人|超级|版主|(?<![a-z0-9_])(?:root|owner)(?![a-z0-9_]))"
@@ -332,4 +348,20 @@ HIDDEN_LINK = cue(
     r"|parameters?|params?)\b",
     r"看不见|隐藏|隐形|跟踪|透明|参数",
     anchors="invisible|hidden|tracking|1x1|tiny|transparent|query|param|看不见|隐藏|隐形|跟踪|透明|参数",
+)
+
+# "… send them to me", "把 … 发给我": something handed to the writer.
+TO_ME = cue(
+    r"\b(?:give|send|show|share|tell|list|fetch|forward|hand|bring|get|let|lemme|export|dump"
+    r"|pull|summari[sz]e)\b[^.\n]{0,60}?\b(?:me|us)\b|\b(?:to me|for me|with me|i want to"
+    r" (?:read|see|know)|i should (?:see|read|get)|let me see|lemme see)\b|(?:^|[.;:!?,-]\s*"
+    r"|\bso\s+|\band\s+)(?:please\s+)?(?:share|list|send|show|give|tell|forward|export|fetch"
+    r"|dump|hand over|pull|read out|summari[sz]e)\b|\b(?:fetch|export|dump|pull|list) (?:their"
+    r"|every|all|each)\b",
+    r"给我|发给我|告诉我|转给我|发我|给我看|拿过来|让我看|我想看|我应该能看|列出来",
+    anchors=(
+        "give|send|show|share|tell|list|fetch|forward|hand|bring|get|let|lemme|export|dump|"
+        "pull|summari|to|for|with|i want|i should|read|给我|发给我|告诉我|转给我|发我|拿过来|"
+        "让我看|我想看|我应该能看|列出来"
+    ),
 )

@@ -102,7 +102,7 @@ _LEET_I = str.maketrans(
 )
 _LEET_L = str.maketrans({"1": "l"})
 # Single letters separated by single spaces or dots; a wider gap separates words.
-_SPACED_LATIN_RE = re.compile(r"(?<![^\W_])(?:[^\W_][ .·_-]){3,}[^\W_](?![^\W_])")
+_SPACED_LATIN_RE = re.compile(r"(?<![^\W_])(?:[^\W_][ .·_-]){2,}[^\W_](?![^\W_])")
 # Four or more ideographs each standing alone between separators ("忽 略 之 前").
 _SPACED_CJK_RE = re.compile(
     r"(?<![\u4e00-\u9fff])(?:[\u4e00-\u9fff][ .·_*-]{1,3}){3,}[\u4e00-\u9fff](?![\u4e00-\u9fff])"

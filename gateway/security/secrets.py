@@ -49,7 +49,7 @@ _ASSIGNMENT = re.compile(
     r"(?:\b(?:password|passwd|passphrase|pwd|pass ?code|pin|secret(?:[ _-]?(?:access[ _-]?)?key)?"
     r"|api[ _-]?key|apikey|access[ _-]?key(?:[ _-]?(?:id|secret))?|access[ _-]?token"
     r"|auth[ _-]?token|token|client[ _-]?secret|private[ _-]?key|wi-?fi (?:key|password)"
-    r"|accesskey secret)\b(?:[ \w'-]{0,30}?)(?:\s+(?:is|was)\s+|\s*[=:]\s*|\s+)"
+    r"|accesskey secret|account[ _-]?key)\b(?:[ \w'-]{0,30}?)(?:\s+(?:is|was)\s+|\s*[=:]\s*|\s+)"
     r"|(?:密码|密碼|口令|密钥|秘钥|令牌|私密密钥)\s*(?:是|为|為|[:=])?\s*)"
     r"[\"'`]?(?P<value>[^\s\"'`<>,;，。；（）()]{4,200})",
     re.IGNORECASE,
@@ -60,7 +60,8 @@ _CONNECTION = re.compile(
 )
 # "login is admin / S3cret!" — a user name and a password side by side.
 _USER_PASS = re.compile(
-    r"\b(?:login|credentials?|creds|account|user(?:name)?|vpn)\b[^\n]{0,30}?[\w.@-]{1,40}"
+    r"(?:\b(?:login|credentials?|creds|account|user(?:name)?|vpn)\b|登录|账号|帐号|用户名)"
+    r"[^\n]{0,30}?[\w.@-]{1,40}"
     r"\s*/\s*(?:pass(?:word)?\s+)?(?P<value>[^\s/]{6,64})",
     re.IGNORECASE,
 )

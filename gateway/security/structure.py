@@ -136,6 +136,15 @@ def _authority(text: Text) -> str | None:
     return f"{claim.group()} … {wanted.group()}" if wanted else None
 
 
+def _others_data(text: Text) -> str | None:
+    """A request to hand over what other people told the assistant: no claim needed."""
+    gave = target.OTHERS_GAVE.search(text)
+    if gave is None:
+        return None
+    wanted = intent.TO_ME.search(text)
+    return f"{wanted.group().strip()} … {gave.group()}" if wanted else None
+
+
 def _staff(text: Text) -> str | None:
     staff = intent.STAFF.search(text)
     if staff is None or not intent.STAFF_INTRO.search(text) or intent.REPORTED.search(text):
@@ -197,6 +206,7 @@ _CHECKS: tuple[tuple[str, str, Callable[[Text], str | None]], ...] = (
     ("data-forwarding", EXFILTRATION, _forwarding),
     ("data-forwarding", EXFILTRATION, _covert_send),
     ("authority-claim", PRIVILEGE_CLAIM, _authority),
+    ("others-data-request", PRIVILEGE_CLAIM, _others_data),
     ("staff-impersonation", PRIVILEGE_CLAIM, _staff),
     ("config-tampering", CONFIG_TAMPERING, _config),
     ("outbound-data-link", MARKDOWN_EXFILTRATION, _outbound),
