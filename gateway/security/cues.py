@@ -28,7 +28,7 @@ class Text:
     its words (for anchors) and the cue matches found so far, so that checks sharing a cue
     search the text once."""
 
-    __slots__ = ("_prefixes", "ascii", "folded", "found", "lowered")
+    __slots__ = ("_chars", "_prefixes", "ascii", "folded", "found", "lowered")
 
     def __init__(self, folded: str) -> None:
         self.folded = folded
@@ -36,6 +36,14 @@ class Text:
         self.ascii = self.lowered.isascii()
         self.found: dict[int, re.Match[str] | None] = {}
         self._prefixes: set[str] | None = None
+        self._chars: frozenset[str] | None = None
+
+    @property
+    def chars(self) -> frozenset[str]:
+        """The characters of the lowercase text (a cheap first test for substring anchors)."""
+        if self._chars is None:
+            self._chars = frozenset(self.lowered)
+        return self._chars
 
     @property
     def prefixes(self) -> set[str]:
@@ -89,8 +97,10 @@ class Cue:
             return True
         if self.words and not self.words.isdisjoint(text.prefixes):
             return True
-        substrings = self.substrings_ascii if text.ascii else self.substrings
-        return any(a in text.lowered for a in substrings)
+        if text.ascii:
+            return any(a in text.lowered for a in self.substrings_ascii)
+        chars = text.chars
+        return any(a[0] in chars and a in text.lowered for a in self.substrings)
 
     def search(self, text: Text, pos: int = 0) -> re.Match[str] | None:
         if pos == 0 and id(self) in text.found:

@@ -86,6 +86,8 @@ _LEET_WORD_RE = re.compile(
     r"(?<![\w@$!])(?=[\w@$!']*[A-Za-z])(?=[\w@$!']*(?:[0-9@$]|![\w]))[\w@$!']{2,}"
 )
 _TOKEN_RE = re.compile(r"[\w@$!']+")
+# A letter next to a digit or symbol standing in for one: the least leetspeak needs.
+_LEET_HINT_RE = re.compile(r"[A-Za-z][0-9@$!]|[0-9@$][A-Za-z]")
 _LEET_I = str.maketrans(
     {
         "0": "o",
@@ -108,32 +110,35 @@ _SPACED_CJK_RE = re.compile(
     r"(?<![\u4e00-\u9fff])(?:[\u4e00-\u9fff][ .·_*-]{1,3}){3,}[\u4e00-\u9fff](?![\u4e00-\u9fff])"
 )
 _SEPARATORS_RE = re.compile(r"[ .·_*-]")
+_DOTTED_RE = re.compile(r"[^\W_][.·_*-][^\W_][.·_*-][^\W_]")
 
 
-def _english_words(text: str, vocabulary: frozenset[str] = _COMMON) -> int:
-    return sum(1 for w in _LATIN_WORD_RE.findall(text) if w.lower() in vocabulary)
+def _english_words(words: list[str], vocabulary: frozenset[str] = _COMMON) -> int:
+    return sum(1 for w in words if w.lower() in vocabulary)
 
 
-def _rot13(text: str) -> str | None:
+def _rot13(text: str, words: list[str]) -> str | None:
     # Counting the common words in their rot13 form ("gur", "lbh") avoids rotating
     # ordinary text at all.
-    hinted = _ROT13_HINT_RE.search(text) is not None
-    rotated_words = _english_words(text, _COMMON_ROT13)
-    if not hinted and (rotated_words < 2 or rotated_words <= 2 * _english_words(text)):
+    if len(words) < 4:
         return None
-    if len(_LATIN_WORD_RE.findall(text)) < 4:
+    hinted = _ROT13_HINT_RE.search(text) is not None
+    rotated_words = _english_words(words, _COMMON_ROT13)
+    if not hinted and (rotated_words < 2 or rotated_words <= 2 * _english_words(words)):
         return None
     return codecs.encode(text, "rot13")
 
 
 def _percent(text: str) -> str | None:
-    if len(_PERCENT_RE.findall(text)) < 3:
+    if "%" not in text or len(_PERCENT_RE.findall(text)) < 3:
         return None
     decoded = unquote(text.replace("+", " "))
     return decoded if decoded != text else None
 
 
 def _leet(text: str) -> list[str]:
+    if _LEET_HINT_RE.search(text) is None:
+        return []
     words = _LEET_WORD_RE.findall(text)
     if len(words) < 2:
         return []
@@ -150,16 +155,15 @@ def _leet(text: str) -> list[str]:
         return readings
     # A few mixed tokens are worth a rescan only when the reading has more English in it
     # ("B1 level, 2FA" has not).
-    before = _english_words(text)
-    return [r for r in readings if _english_words(r) > before]
+    before = _english_words(_LATIN_WORD_RE.findall(text))
+    return [r for r in readings if _english_words(_LATIN_WORD_RE.findall(r)) > before]
 
 
 def _respaced(raw: str) -> str | None:
     # Spaced-out text has many one-character tokens, or dots between letters
     # ("s.y.s.t.e.m", "系.统"); ordinary text is left alone without a regex pass.
-    tokens = raw.split()
-    singles = sum(1 for token in tokens if len(token) == 1)
-    dotted = any(len(t) >= 5 and t[1] in ".·_*-" for t in tokens)
+    singles = sum(1 for token in raw.split() if len(token) == 1 and token.isalnum())
+    dotted = _DOTTED_RE.search(raw) is not None
     joined = raw
     if not raw.isascii() and (singles >= 3 or any(c in raw for c in ".·_*-")):
         joined = _SPACED_CJK_RE.sub(lambda m: _SEPARATORS_RE.sub("", m.group()), joined)
@@ -175,7 +179,7 @@ def readings(raw: str, folded: str) -> dict[str, str]:
     decoded = _percent(folded)
     if decoded:
         found["url-encoded"] = decoded
-    rotated = _rot13(folded)
+    rotated = _rot13(folded, _LATIN_WORD_RE.findall(folded))
     if rotated:
         found["rot13"] = rotated
     leet = _leet(folded)

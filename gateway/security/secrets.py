@@ -116,7 +116,7 @@ def find_secrets(folded: str) -> list[tuple[str, str, str]]:
         hit = pattern.search(folded) if literal in folded else None
         if hit:
             found.setdefault(name, _shown(hit.group()))
-    checks = (
+    checks: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
         ("credential-assignment", _ASSIGNMENT, _ASSIGNMENT_ANCHORS),
         ("connection-string", _CONNECTION, ("://",)),
         ("credential-assignment", _USER_PASS, ("/",)),
@@ -128,11 +128,12 @@ def find_secrets(folded: str) -> list[tuple[str, str, str]]:
             if looks_secret(hit.group("value")):
                 found.setdefault(name, _shown(hit.group()))
                 break
-    for name, pattern, anchors in (
+    shapes: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
         ("seed-phrase", _SEED, _SEED_ANCHORS),
         ("pin-code", _PIN, _PIN_ANCHORS),
         ("backup-codes", _BACKUP_CODES, ("code", "码")),
-    ):
+    )
+    for name, pattern, anchors in shapes:
         hit = pattern.search(folded) if any(a in lowered for a in anchors) else None
         if hit:
             found.setdefault(name, _shown(hit.group()))

@@ -51,6 +51,8 @@ Finding = tuple[str, str, str]
 def _near(first: Cue, second: Cue, text: Text, distance: int) -> str | None:
     """Text spanning a match of ``first`` and one of ``second`` at most ``distance`` apart
     (both uncased cues, so positions refer to the same lowercase string)."""
+    if first.search(text) is None:
+        return None
     spans = [m.span() for m in second.finditer(text)]
     if not spans:
         return None
@@ -101,11 +103,13 @@ def _forwarding(text: Text) -> str | None:
     sensitive = target.CREDENTIAL.search(text) or target.DATA.search(text)
     if sensitive is None:
         return None
+    send = target.SEND.search(text)
+    if send is None:
+        return None
     sink = _sink(text)
     if sink is None or target.OWN_SINK.search(text):
         return None
-    send = target.SEND.search(text)
-    return f"{send.group()} … {sink.group()}" if send else None
+    return f"{send.group()} … {sink.group()}"
 
 
 def _covert_send(text: Text) -> str | None:
