@@ -3,10 +3,11 @@
 The corpus was written per threat category from the threat descriptions and split into
 ``tune`` and ``heldout`` by a hash of each hand-written line before any rule was written;
 the rules were tuned on ``tune`` only. ``heldout`` was scored once, then its misses informed a
-second round of general changes; ``heldout2`` is a fresh batch written before that round
-and never used to change a rule. The targets (issue 9) are asserted on every part:
-detection ≥ 95 %, false positives ≤ 2.5 %. Figures per category and language are printed
-(``pytest -s``) and reported in the README.
+second round of general changes; ``heldout2`` … ``heldout5`` are fresh batches, each written
+before the next round and scored once before it (the first-look figures are in the README;
+the later rounds used the earlier batches' misses). The targets (issue 9) are asserted on
+every part as it stands: detection ≥ 95 %, false positives ≤ 2.5 %. Figures per category
+and language are printed (``pytest -s``) and reported in the README.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def test_corpus_is_large_balanced_and_built_from_its_sources() -> None:
         assert languages["zh"] >= 0.35 * len(rows) and languages["en"] >= 0.35 * len(rows)
         splits = Counter(r["split"] for r in rows)
         assert 0.5 <= splits["tune"] / (splits["tune"] + splits["heldout"]) <= 0.7
-        assert splits["heldout2"] >= 100
+        assert sum(splits[f"heldout{n}"] for n in range(2, 6)) >= 200
     assert len({r["category"] for r in ATTACKS}) >= 10
     # The JSONL files are exactly what the builder makes of the hand-written sources, so
     # the split of every line is the hash rule's, not a later choice.
@@ -91,7 +92,10 @@ def _report(
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("split", ["tune", "heldout", "heldout2"])
+SPLITS = ["tune", "heldout", "heldout2", "heldout3", "heldout4", "heldout5"]
+
+
+@pytest.mark.parametrize("split", SPLITS)
 def test_detection_and_false_positive_targets(split: str) -> None:
     started = time.perf_counter()
     attacks, benign, missed, flagged = _rates(split)
