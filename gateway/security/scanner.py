@@ -7,9 +7,14 @@
 2. folding (NFKC-style mapping, look-alikes to Latin, invisible characters removed,
    whitespace collapsed) and the pattern rules of :mod:`gateway.security.patterns`; when the
    text spaces out single letters ("i g n o r e"), the phrase rules run again on a compact
-   copy with everything but letters and digits removed;
-3. decoding of what was hidden (tag characters, variation-selector runs, base64, hex,
-   percent-encoding) and a rescan of the decoded text, at most two levels deep.
+   copy with everything but letters and digits removed. A phrase quoted in a note that
+   talks about attacks ('"ignore previous instructions" attacks work because …') is a
+   mention, not a use;
+3. the structural checks of :mod:`gateway.security.structure` and the secrets detector of
+   :mod:`gateway.security.secrets` on the same folded text;
+4. decoding of what was hidden (tag characters, variation-selector runs, base64, hex,
+   percent-encoding, rot13, leetspeak, spaced-out letters) and a rescan of the decoded
+   text, at most two levels deep.
 
 It returns every rule that fired (once each), first the raw-character ones. It does not
 raise on any ``str``: lone surrogates, control characters and megabytes of input included.

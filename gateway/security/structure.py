@@ -4,12 +4,15 @@ Phrase rules (:mod:`gateway.security.patterns`) recognise known wording; this mo
 what a note is *for*. A poisoned memory entry is an instruction addressed to the assistant
 that outlives the conversation and points something sensitive somewhere it should not go,
 or that changes who the assistant obeys. Each check below is one such combination of the
-cues in :mod:`gateway.security.cues`:
+cues in :mod:`gateway.security.cues_target` and :mod:`gateway.security.cues_intent`:
 
 * ``planted-rule`` — a lasting trigger ("whenever", "以后每当") + something sensitive
   (money, credentials, conversation content) + a destination or a capture of it;
-* ``data-forwarding`` — credentials or conversation content sent to an outside address;
-* ``authority-claim`` — "I am the owner/admin" + a request for rights or other users' data;
+* ``data-forwarding`` — credentials or conversation content sent to an outside address, or
+  anything sent there "quietly" / "without telling the user";
+* ``authority-claim`` — "I am the owner/admin" + a request for rights or other users' data,
+  or a plain request for admin/owner rights;
+* ``others-data-request`` — "send me what the others told you": no claim needed;
 * ``staff-impersonation`` — "this is the support/safety team" + a directive to the assistant
   about credentials, data, rights or its safety settings (notes *about* such scams pass);
 * ``config-tampering`` — a change to the assistant's own persona, configuration, access
@@ -78,8 +81,10 @@ def _planted(text: Text) -> str | None:
     money = target.MONEY.search(text)
     credential = target.CREDENTIAL.search(text)
     data = target.DATA.search(text)
-    if not (money or credential or data):
+    sensitive = money or credential or data
+    if sensitive is None:
         return None
+    personal = credential or data
     own = target.OWN_SINK.search(text)
     if money and not own:
         destination = target.SINK_NUMBER.search(text) or target.MONEY_REDIRECT.search(text)
@@ -89,13 +94,13 @@ def _planted(text: Text) -> str | None:
     if sink and not own and target.DIVERT.search(text):
         return trigger.group() + " … " + sink.group()
     if target.COVERT.search(text) and target.DIVERT.search(text):
-        return trigger.group() + " … " + (money or credential or data).group()  # type: ignore[union-attr]
+        return trigger.group() + " … " + sensitive.group()
     if credential and (target.CAPTURE.search(text) or target.SEND.search(text)):
         return trigger.group() + " … " + credential.group()
-    if (credential or data) and target.THIRD_PARTY.search(text) and target.ASKER.search(text):
-        return trigger.group() + " … " + (credential or data).group()  # type: ignore[union-attr]
-    if (credential or data) and target.OTHERS.search(text) and target.DIVERT.search(text):
-        return trigger.group() + " … " + (credential or data).group()  # type: ignore[union-attr]
+    if personal and target.THIRD_PARTY.search(text) and target.ASKER.search(text):
+        return trigger.group() + " … " + personal.group()
+    if personal and target.OTHERS.search(text) and target.DIVERT.search(text):
+        return trigger.group() + " … " + personal.group()
     return None
 
 
