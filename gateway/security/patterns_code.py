@@ -33,7 +33,7 @@ PARTS: dict[str, str] = {
     "rcfile": r"(?:\.bashrc|\.zshrc|\.profile|\.bash_profile|\.bash_login|/etc/profile"
     r"|/etc/rc\.local|/etc/crontab|/etc/cron\.d/\S{0,60}|/etc/sudoers(?:\.d/\S{0,60})?"
     r"|/etc/ld\.so\.preload)",
-    "shell": r"(?:/bin/|/usr/bin/)?(?:ba|z|k|da)?sh\b",
+    "shell": r"(?:/bin/|/usr/bin/)?(?:ba|z|k|da)?sh(?![A-Za-z0-9_])",
 }
 
 FAKE_ROLE_MARKER = technical(
@@ -71,6 +71,8 @@ NETWORK_EXFILTRATION = technical(
         r"{secret_path})[^\n|;]{0,120}?\|\s*(?:[^\n|;]{0,40}\|\s*)?"
         r"(?:curl|wget|nc|ncat|netcat|socat|telnet|openssl)\b",
         r"\b(?:nc|ncat|netcat|socat|telnet)\b[^\n;|]{0,120}?<\s*[\"']?[^\s\"']{0,120}?{secret_path}",
+        r"\b(?:tar|zip|cat|base64|gpg)\b[^\n|;]{0,80}?(?:~|\$HOME|/root)/\.(?:ssh|aws|gnupg|kube"
+        r"|docker)\b[^\n]{0,60}?\|\s*(?:curl|wget|nc|ncat|netcat)\b",
         r"\b(?:scp|rsync|sftp)\b[^\n;|]{0,120}?{secret_path}[^\n;|]{0,120}?\s(?:[\w.-]+@)?[\w.-]+:",
     ),
     parts=PARTS,

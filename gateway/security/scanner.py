@@ -7,9 +7,14 @@
 2. folding (NFKC-style mapping, look-alikes to Latin, invisible characters removed,
    whitespace collapsed) and the pattern rules of :mod:`gateway.security.patterns`; when the
    text spaces out single letters ("i g n o r e"), the phrase rules run again on a compact
-   copy with everything but letters and digits removed;
-3. decoding of what was hidden (tag characters, variation-selector runs, base64, hex,
-   percent-encoding) and a rescan of the decoded text, at most two levels deep.
+   copy with everything but letters and digits removed. A phrase quoted in a note that
+   talks about attacks ('"ignore previous instructions" attacks work because …') is a
+   mention, not a use;
+3. the structural checks of :mod:`gateway.security.structure` and the secrets detector of
+   :mod:`gateway.security.secrets` on the same folded text;
+4. decoding of what was hidden (tag characters, variation-selector runs, base64, hex,
+   percent-encoding, rot13, leetspeak, spaced-out letters) and a rescan of the decoded
+   text, at most two levels deep.
 
 It returns every rule that fired (once each), first the raw-character ones. It does not
 raise on any ``str``: lone surrogates, control characters and megabytes of input included.
@@ -20,9 +25,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gateway.security.cues import Text, quoted
+from gateway.security.cues_intent import DISCUSSION
+from gateway.security.layers import readings
 from gateway.security.patterns import RULES
 from gateway.security.payloads import encoded_payloads
 from gateway.security.rules import Rule
+from gateway.security.secrets import find_secrets
+from gateway.security.structure import assess
 from gateway.security.unicode import fold, hidden_characters, printable_excerpt, smuggled_text
 
 INVISIBLE_UNICODE = "invisible-unicode"
@@ -85,19 +95,22 @@ def _scan_into(text: str, *, depth: int, label: str, found: dict[str, ScanFindin
         _add(found, name, INVISIBLE_UNICODE, label, window)
 
     folded = fold(text)
-    for rule, matched in _match_rules(folded):
+    cued = Text(folded)
+    for rule, matched in _match_rules(folded, cued):
         _add(found, rule.name, rule.category, label, _shown(rule, matched))
+    for name, category, matched in assess(cued) + find_secrets(folded):
+        _add(found, name, category, label, matched)
 
     if depth >= MAX_DEPTH:
         return
     hidden = smuggled_text(text)
     if hidden:
         _scan_into("\n".join(hidden), depth=depth + 1, label=f"{label}hidden: ", found=found)
-    for kind, decoded in encoded_payloads(folded).items():
+    for kind, decoded in (encoded_payloads(folded) | readings(text, folded)).items():
         _scan_into(decoded, depth=depth + 1, label=f"{label}{kind}: ", found=found)
 
 
-def _match_rules(folded: str) -> list[tuple[Rule, str]]:
+def _match_rules(folded: str, cued: Text) -> list[tuple[Rule, str]]:
     lowered = folded.lower()
     words = frozenset(_WORD_RE.findall(lowered))
     chars = None if lowered.isascii() else frozenset(lowered)
@@ -105,7 +118,7 @@ def _match_rules(folded: str) -> list[tuple[Rule, str]]:
     for rule in RULES:
         if rule.should_try(lowered, words, chars):
             hit = rule.pattern.search(folded)
-            if hit:
+            if hit and not (rule.lang != "any" and _mentioned(folded, hit, cued)):
                 matches.append((rule, hit.group()))
     if _SPACED_LETTERS_RE.search(folded):
         compact = _NON_WORD_RE.sub("", lowered)
@@ -115,6 +128,11 @@ def _match_rules(folded: str) -> list[tuple[Rule, str]]:
                 if hit:
                     matches.append((rule, hit.group()))
     return matches
+
+
+def _mentioned(folded: str, hit: re.Match[str], cued: Text) -> bool:
+    """A quoted phrase in a note that talks about attacks is mentioned, not used."""
+    return quoted(folded, hit) and DISCUSSION.search(cued) is not None
 
 
 def _shown(rule: Rule, matched: str) -> str:

@@ -367,7 +367,9 @@ def test_typical_entry_is_fast() -> None:
         timings.append(time.perf_counter() - started)
     median = statistics.median(timings)
     print(f"\nscan of a 2,000-char entry: median {median * 1000:.3f} ms")
-    assert median < 0.005
+    # 10 ms (was 5 ms): the scan now also runs the structural checks, the secrets detector
+    # and four more decode layers; about 1.5 ms on an idle core, but the suite shares 2 cores.
+    assert median < 0.010
 
 
 def test_corpus_detection_and_false_positive_rates() -> None:

@@ -1,0 +1,367 @@
+"""Cues about *who* speaks and *how* instructions are smuggled in.
+
+Claims of authority, privileged staff, requests for rights; links left open for data;
+translate-then-execute; ``system:`` role prefixes; override phrasing. See
+:mod:`gateway.security.cues` for how a cue is matched.
+"""
+
+from __future__ import annotations
+
+from gateway.security.cues import G, cue
+
+# --- who is speaking -------------------------------------------------------------------------
+AUTHORITY = cue(
+    r"\b(?:i am|i'm|im|i've been|this is|as|being|since i'm|because i'm|speaking as|it's)"
+    r"(?: the| your| a| an| this| its)?(?: (?:this |the )?(?:bot|assistant|gateway|platform"
+    r"|server)'s)?(?: (?:account|bot|platform|server|tenant|group|system"
+    r"|legal|verified|real|actual|true|new|tenant|parent|security))?"
+    r" (?:owner|admin(?:istrator)?|operator|developer|dev|creator|maker|ceo|boss|moderator"
+    r"|superuser|super ?admin|root|maintainer|guardian|auditor|parent account|one who"
+    r" (?:deployed|built|created|owns|runs)|person who (?:pays|owns|runs|deployed)|police"
+    r"|officer)\b",
+    r"\b(?:the )?user is (?:a |the |an )?(?:verified |trusted |authori[sz]ed )?(?:platform"
+    r" |server |bot )?(?:admin\w*|owner|moderator|superuser|staff|auditor)\b",
+    r"\b(?:i have|i've got|i hold|with|has) (?:the )?(?:root|owner|admin|elevated|full|legal"
+    r"|superuser) \w+|\bi own (?:this|the|you)\b|\bbelongs? to me\b",
+    r"\b(?:granted|upgraded|elevated|promoted)(?: to| me to)? (?:elevated |admin |owner )?"
+    r"(?:access|role|rights|privileges|administrator|admin|owner)",
+    r"\b(?:authori[sz]ed|approved) by (?:the )?(?:owner|management|admin)|\bowner override"
+    r"|\bi built you\b|\byour creator\b|\bfrom the owner\b",
+    r"(?:我是|我係|俺是|我才是|本人是|本人为|作为|身为|这个用户是|该用户是|此用户是)"
+    r"(?:这个|这|本|你的|您的|平台的?|机器人的?|系统的?|群的?|公司的?|真正的|这机器人的|本服务的)?"
+    + G
+    + r"{0,6}?(?:主人|管理员|管理員|开发者|创造者|创建者|所有者|老板|群主|群管|运维|负责人"
+    r"|超级管理员"
+    r"|家长|警察|审计员|付费的人|部署)",
+    r"(?:我有|我拥有|我具有)\s*(?<![a-z0-9_])(?:root|管理员|最高|所有者"
+    r"|owner)(?![a-z0-9_])?\s*权限|都归我|都是我的|被授予" + G + r"{0,8}?(?:身份|权限)"
+    r"|角色" + G + r"{0,8}?(?:升级|提升)|管理员已经?批准",
+    r"\b(?:i'm|i am|as|being|since i'm|because i'm)(?: the| a| an)? (?:person|one|guy|people)"
+    r" who (?:set up|setup|built|deployed|runs|manages|pays|created|made|installed)\b"
+    r"|\bi (?:run|manage|own|operate|maintain|set up|deployed|created|built|founded|host)"
+    r" (?:this|the|our) (?:bot|instance|server|deployment|gateway|workspace|group|account"
+    r"|company|chat)\b|\bi'm in charge of\b|\bmy (?:dad|mom|father|mother|boss|company)"
+    r" owns\b|\b(?:i'm|i am|as|being|since i'm|speaking as)(?: the| a| an| your)?"
+    r" (?:team lead|lead|head of \w+|manager|founder|supervisor|director|workspace owner"
+    r"|account administrator|rightful owner|bot owner|group's founder)\b|\b(?:the )?(?:bot )?"
+    r"owner (?:here|again)\b|\bthe owner asked me\b",
+    r"我(?:是|才是)?(?:搭建|部署|运营|创建|建立|安装)(?:了)?(?:这个|本)?" + G + r"{0,6}?的人"
+    r"|我负责(?:运营|管理|维护)?(?:这个|本)?(?:实例|部署|机器人|服务器|群)|(?:这个部署|这个机器人"
+    r"|服务器(?:费用)?)(?:是)?(?:我负责的|我的|我出的)|(?:我是|作为|身为)" + G + r"{0,8}?(?:版主"
+    r"|主管|组长|经理|创始人|创建人|机器人主人|人事|负责人)|主人让我",
+    anchors=(
+        "who set up|who setup|who built|who deployed|who runs|who manages|who pays|"
+        "who created|who made|who installed|i run|i manage|i own|i operate|i maintain|"
+        "i set up|i deployed|i created|i built|i founded|i host|in charge|owns|lead|head of|"
+        "manager|founder|supervisor|director|owner|搭建|部署|运营|创建|建立|安装|负责|我出的|"
+        "版主|主管|组长|经理|创始人|创建人|人事|主人让我|"
+        "owner|admin|operator|dev|creator|maker|ceo|boss|moderator|superuser|"
+        "root|maintainer|guardian|auditor|parent|one who|person who|police|"
+        "officer|staff|rights|privileges|access|authority|permissions|granted|"
+        "upgraded|elevated|promoted|authori|approved|built you|i own|to me|i have|i've got|"
+        "i hold|legal|归我|是我的|主人|管理员|管理員|开发者|"
+        "创造者|创建者|所有者|老板|群主|群管|运维|负责人|家长|警察|审计员|付费的人|部署|权限"
+        "|被授予|角色|批准"
+    ),
+)
+REQUEST = cue(
+    r"\b(?:grant|give|hand over|unlock|elevate|promote|add|make me|whitelist|allowlist|approve"
+    r"|enable|export|dump|list|show|send|forward|reveal|print|provide|share|read|see|view"
+    r"|access|delete|disable|comply|require|need|entitled|permitted|allowed|may|can|should"
+    r"|order|instruct\w*|read\w*|see\w*|transfer|request|loop me in|cc me|copy me|include me"
+    r"|let me (?:see|read|view))\b",
+    r"给我|俾我|发给我|告诉我|转给我|抄给我|同步给我|授权|开通|开放|解锁|提升|加入|加到|加为|设为"
+    r"|设成|导出|列出|查看|看到|看看|睇|转发|提供|转给|发我|给俺|可以|要求|必须|读取|拥有|需要|有权"
+    r"|看",
+    anchors=(
+        "grant|give|hand|unlock|elevate|promote|add|make|whitelist|"
+        "allowlist|approve|enable|export|dump|list|show|send|forward|"
+        "reveal|print|provide|share|read|see|view|access|delete|"
+        "disable|comply|require|need|entitled|permitted|allowed|may|"
+        "can|should|order|instruct|transfer|request|loop|cc|copy|include|let|给我|俾我|发给我"
+        "|告诉我|"
+        "转给我|抄给我|同步给我|授权|开通|开放|解锁|提升|加入|加到|加为|设为|设成|导出|列出"
+        "|查看|看到|看看|睇|"
+        "转发|提供|转给|发我|给俺|可以|要求|必须|读取|拥有|需要|有权|看"
+    ),
+)
+STAFF = cue(
+    r"\b(?:anthropic|openai|telegram|discord|microsoft|google|apple|paypal|stripe|mnemogate"
+    r"|honcho|(?:tech(?:nical)? )?support|helpdesk|help desk|support desk|(?:security|safety"
+    r"|trust|engineering|dev|ops|infrastructure|moderation|compliance|fraud|core|customer"
+    r" success|it) (?:team|staff|department|center|centre|desk)|trust (?:&|and) safety"
+    r"|it (?:helpdesk|department|support)|sysadmin|system administrator|maintainers"
+    r"|compliance department|security operations|bank|noc|hosting provider|resolution center"
+    r"|contractors?|on-call|ops)\b",
+    r"官方|客服|安全团队|安全中心|开发团队|开发组|工程师|运维|服务台|平台|腾讯|微信支付|支付宝"
+    r"|合规部门"
+    r"|审核组|审核团队|银行|值班|(?<![a-z0-9_])(?:telegram|openai|anthropic|discord|paypal"
+    r"|mnemogate)(?![a-z0-9_])|部门|团队"
+    r"|反诈中心|处理中心|云服务商|外包|技术支持",
+    anchors=(
+        "anthropic|on|ops|openai|telegram|discord|microsoft|google|apple|paypal|stripe|mnemogate|"
+        "honcho|support|help|team|staff|department|center|centre|desk|trust|it |"
+        "sysadmin|administrator|maintainers|compliance|security|bank|noc|hosting|contractor|"
+        "官方|客服|安全团队|安全中心|开发团队|开发组|工程师|运维|服务台|平台|腾讯|微信支付|支付宝|"
+        "合规部门|审核|银行|值班|部门|团队|反诈中心|处理中心|云服务商|外包|技术支持"
+    ),
+)
+STAFF_INTRO = cue(
+    r"\b(?:this is|here\b|from|message from|notice from|official|i'm|i am|i work|employee"
+    r"|member of|note:|agent note|on behalf of|we (?:are|detected|need|can|will|just)|we're"
+    r"|we'll|i'm with|with the|\w+ (?:team|staff|department|desk) (?:message|note|notice)"
+    r"|notice\b)|^\W{0,3}[\w &',-]{2,40}(?:team|center|centre|department|desk|support|staff"
+    r"|operations|helpdesk)\s*[:\-—]|^\W{0,3}\[",
+    r"这里是|我是|我们是|来自|【|通知|提醒|要求|备注|您好|^\W{0,3}"
+    + G
+    + r"{1,14}?(?:客服|团队|中心|运维|值班"
+    r"|部门|服务台|专员|组)[:：]",
+    anchors=(
+        "this|here|运维|值班|from|message|notice|official|i'm|i am|i work|"
+        "employee|member|note|agent|on behalf|we|we're|we'll|with|"
+        "team|staff|department|desk|center|centre|support|operations|"
+        "helpdesk|[|这里是|我是|我们是|来自|【|通知|提醒|要求|备注|您好|客服|团队|中心|部门|服务台|"
+        "专员|组"
+    ),
+)
+# Writing *about* impersonation is not impersonation.
+REPORTED = cue(
+    r"\b(?:pretend\w*|claim\w*|posing|pose as|scam\w*|phishing|fake|impersonat\w*"
+    r"|social engineering|fraudsters?)\b",
+    r"冒充|诈骗|骗子|假冒|钓鱼",
+    anchors=(
+        "pretend|claim|posing|pose as|scam|phishing|fake|fraudster|impersonat|"
+        "social engineering|冒充|诈骗|骗子|假冒|钓鱼"
+    ),
+)
+ASSISTANT_DIRECTIVE = cue(
+    r"\b(?:disable|turn off|switch off|output|print|reveal|forward|send|dump|ask (?:each|every"
+    r"|the|all) \w+|confirm|reset|add|give|grant|export|suspend\w*|respond|reply|store|save"
+    r"|keep|collect|list|paste|hand|disclose|read|tell (?:them|the user|the customer)|must"
+    r"|need you|please|switch|you may|you can|share|remove|delete)\b",
+    r"请|需要|要求|立即|关闭|关掉|输出|打印|发给|发到|发出来|发过来|回复|交出|交给|转发|索取"
+    r"|导出|提供|设成|改为|暂停|让他|记录|按要求|保存"
+    r"|收集|列出|交给|贴到|必须",
+    anchors=(
+        "disable|回复|交出|交给|发给|发到|发出来|发过来|turn|switch|output|print|reveal|forward"
+        "|send|dump|"
+        "ask|confirm|reset|add|give|grant|export|suspend|respond|"
+        "reply|store|save|keep|collect|list|paste|hand|disclose|read|"
+        "tell|must|need|please|you|share|remove|delete|请|需要|要求|立即|关闭|"
+        "关掉|输出|打印|发|转发|索取|导出|提供|设成|改为|暂停|让他|记录|按要求|保存|收集|列出"
+        "|交给|贴到|必须"
+    ),
+)
+
+# --- carrying data out through a link ---------------------------------------------------------
+URL_SLOT = cue(
+    r"(?:https?|ftp)://[^\s()<>\"']{1,600}?[?&#/][\w.-]{0,30}=(?=$|[\s)\"'>\]，。、）]"
+    r"|\{|<|\$|%7[bB]|[A-Z]+(?:_[A-Z]+)+|(?:TOPIC|NAME|EMAIL|PHONE|MESSAGE|HISTORY|SUMMARY|DATA"
+    r"|KEY|TOKEN|NOTES?)\b|[\u4e00-\u9fff])",
+    cased=True,
+    anchors="://",
+)
+LINK_WORD = cue(
+    r"\b(?:links?|urls?|images?|img|pixel|badge|beacon|markdown|hyperlink|src|query (?:string"
+    r"|parameter)|parameter)\b|!\[|\?[\w.-]{1,20}=",
+    r"链接|图片|网址|参数|(?<![a-z0-9_])(?:url|img)(?![a-z0-9_])",
+    anchors=(
+        "link|url|image|img|pixel|badge|beacon|markdown|src|query|parameter|![|"
+        "?|链接|图片|网址|参数"
+    ),
+)
+CARRY = cue(
+    r"\b(?:append\w*|add\w*|include\w*|put|plus|followed by|attach\w*|encod\w*|fill\w*|replac\w*"
+    r"|contain\w*|carr\w*|load|render|embed\w*|after [a-z]+=|with the (?:full |whole )?(?:summary"
+    r"|conversation|key|content)|as the content|as a query)\b",
+    r"拼|接在|接上|附|带上|放上|放到|放在|填入|替换成|加上|加到|后面|里放|编码|带一个",
+    anchors=(
+        "append|carr|add|include|put|plus|followed|attach|encod|fill|"
+        "replac|contain|load|render|embed|after|with|as|拼|接在|接上|附|带上|"
+        "放上|放到|放在|填入|替换成|加上|加到|后面|里放|编码|带一个"
+    ),
+)
+
+# --- instructions smuggled through translation or a role marker -------------------------------
+TRANSLATE_EXECUTE = cue(
+    r"\b(?:translat\w*|decod\w*|convert\w*|interpret\w*|render\w* (?:it|this|that)|turn (?:it"
+    r"|this|that)|unscrambl\w*|revers\w*|flip\w*)\b[^\n]{0,160}?\b(?:and|then|,|;|:)"
+    r"\s*(?:then\s+)?(?:just\s+|immediately\s+)?(?:do (?:it|what|exactly|as)|carry (?:it )?out"
+    r"|execute|obey|follow|act on|perform|run it|comply|do the task|apply it|treat (?:it|the"
+    r" result|the translation|that|this) as (?:a |an |your )?(?:command|instruction|order"
+    r"|directive)|whatever it (?:says|tells you|asks))",
+    r"\btreat (?:the|its|this) translation\b|\bfirst translate, then\b|\bstep \d\W{0,3} do what"
+    r" it says|\btranslat\w* [^\n]{0,60}\btreat it as (?:a |an )?(?:command|instruction|order)",
+    r"(?:翻译|翻成|译成|译|转成|解码|理解|正过来|倒过来)" + G + r"{0,80}?(?:照着?执行|照着?做|照办"
+    r"|执行|按照?(?:它|译文|其中)?" + G + r"{0,6}?(?:做|操作)|当作" + G + r"{0,6}?(?:指令|命令)"
+    r"|当成" + G + r"{0,6}?(?:指令|命令)|去完成|就当是我说的|你就做什么|去做|照(?:他|她|它)说的做)",
+    anchors=(
+        "translat|decod|convert|interpret|render|turn|unscrambl|revers|flip|step|"
+        "翻译|翻成|译|转成|解码|理解|正过来|倒过来"
+    ),
+)
+ROLE_PREFIX = cue(
+    r"(?:^|[\n.!?。！？]\s{0,3}|\s{2,})[#>*=~\-\s]{0,6}[\[({<【|]{0,3}\s{0,2}(?:system|sys|admin"
+    r"|administrator|developer mode|developer|root|(?:system|sys) (?:note|notice|message|msg"
+    r"|prompt(?: update)?|override|instruction|alert|update)|note from system|assistant"
+    r" instructions \([^)\n]{0,30}\))\s{0,2}(?:[\])}>】|]{1,3}|:|—|-{1,3}|={2,}|#{2,}|>>)",
+    r"[\"']role[\"']\s*:\s*[\"']system[\"']",
+    r"(?:^|[\n.!?。！？]\s{0,3})[#>*=~\-\s]{0,6}[\[【<(（|]{0,2}\s{0,2}(?:系统|系統|管理员"
+    r"|管理員|开发者)(?:消息|提示|通知|指令|公告|说明|更新)?\s{0,2}(?:[\]】>)）|]|[:：]|[（(]"
+    r"|-{1,3}|#{2,}|>>)|[\[【]\s{0,2}(?:系统|系統)(?:备注|说明|更新|公告)\s{0,2}[\]】]",
+    anchors=(
+        "system|sys|admin|developer|root|assistant instructions|role|系统|系統|管理员|管理員|开发者"
+    ),
+)
+DIRECTIVE = cue(
+    r"\b(?:you|your|assistant|the user|this user|must|always|never|now|ignore|reveal|grant"
+    r"|send|forward|answer|respond|follow|obey|trust|share|owner|admin|policy|instructions"
+    r"|mode|safety|override|disabled|dump|print|void|priority|include|approval|access|allowed"
+    r"|enabled|required|permitted|data|memory|memories|disabl\w*|enabl\w*|approvals?)\b",
+    r"你|助手|用户|使用者|必须|以后|忽略|透露|授予|发|转发|回答|服从|主人|管理员|权限|模式|政策"
+    r"|指令"
+    r"|配置|审批|作废|执行|照办|规则|数据|可以|给|成员|访问|批准|记忆|不要|允许|关闭|条目|信任",
+    anchors=(
+        "you|信任|assistant|disabl|enabl|approval|the|this|must|always|never|now|ignore|reveal|"
+        "规则|数据|可以|给|成员|访问|批准|记忆|不要|允许|关闭|条目|"
+        "grant|send|forward|answer|respond|follow|obey|trust|share|"
+        "owner|admin|policy|instructions|mode|safety|override|"
+        "disabled|dump|print|void|priority|include|approval|access|"
+        "allowed|enabled|required|permitted|data|memor|你|助手|用户|使用者|"
+        "必须|以后|忽略|透露|授予|发|转发|回答|服从|主人|管理员|权限|模式|政策|指令|配置|审批"
+        "|作废|执行|照办"
+    ),
+)
+
+# --- instructions that replace the assistant's own -------------------------------------------
+OVERRIDE = cue(
+    r"\b(?:ignore|disregard|forget|drop|abandon|stop following|don't follow|do not follow"
+    r"|set aside|discard|override|overrule|scrap|throw (?:away|out)|don't bother with"
+    r"|bin)\b[^.!?\n]{0,40}?\b(?:rules|instructions|guidelines|guidance|configured"
+    r"|configuration|settings|programming|safety|restrictions|policies|prompt|orders|guardrails"
+    r"|brief)\b",
+    r"\b(?:rules|instructions|guidelines|guidance|context|prompt|configured with|settings"
+    r"|guardrails|told before|anything above|everything above|polic(?:y|ies))\b[^.!?\n]{0,40}?"
+    r"\b(?:suspended|lifted|paused|obsolete"
+    r"|void|irrelevant|outdated|superseded|supersede|no longer (?:appl\w*|count\w*|valid"
+    r"|matter)|a test|(?:don't|do not|doesn't) (?:count|exist|apply)|cancel\w*|just"
+    r" suggestions|switched off|turned off|counts? any ?more|only ones? that count)",
+    r"\b(?:new|priority|real) (?:instructions|brief|rules)\b[^.!?\n]{0,30}?\b(?:supersede"
+    r"|follow|override|take priority|replace|is in|are in)"
+    r"|\b(?:this|the) (?:note|entry|memory|instruction)s? (?:takes priority|is your (?:rulebook"
+    r"|rules|instructions|brief)|overrides)|\byou follow mine\b|\bact on the lines below\b"
+    r"|\bobey only (?:this|me|my)\b|\b(?:only )?take orders (?:only )?from me\b"
+    r"|\banswer only to me\b|\bonly (?:obey|follow|listen to) (?:this|me|my)\b"
+    r"|\bpretend (?:your|the) (?:guardrails|rules|guidelines|safety\w*|restrictions)"
+    r" (?:don't|do not) exist",
+    r"(?:忘掉|忘记|忽略|无视|别管|不再遵守|放下|抛开|不用管|扔掉|推翻)"
+    + G
+    + r"{0,16}?(?:规则|设置|指令|设定|规定|准则|安全|指引|配置)",
+    r"(?:主人|你的|给你的)" + G + r"{0,6}?要求" + G + r"{0,8}?(?:扔掉|忽略|不算|作废|别管|推翻)",
+    r"(?:规则|指令|设定|設定|准则|规定|指引|配置|设置|策略|告诉你的|上面的内容)"
+    + G
+    + r"{0,12}?(?:过时|作废|不算数|不算數|不算了|测试|无效|放一边|不再适用|已取消|取消|只是建议"
+    r"|暂停|停用|过期"
+    r"|解除)",
+    r"只听我的|照这条来|照這條來|按这里写的来|真正的任务是|真正的要求在|按下面的来|只服从这条"
+    r"|这条就是你的规则|按我的来",
+    anchors=(
+        "ignore|take orders|answer only|过期|按我的来|polic|策略|disregard|forget|drop|abandon"
+        "|follow|set aside|discard|override|"
+        "overrule|scrap|throw|bother|bin|rules|instructions|guidelines|guidance|context|"
+        "prompt|configured|settings|guardrails|told before|above|brief|takes priority|"
+        "mine|lines below|obey|listen|pretend|忘掉|忘记|忽略|无视|别管|不再遵守|放下|抛开|不用管|"
+        "扔掉|推翻|规则|指令|设定|設定|准则|规定|指引|配置|设置|告诉你的|上面的内容|只听我的"
+        "|照这条来|"
+        "照這條來|按这里写的来|真正的|按下面的来|只服从这条|这条就是你的规则"
+    ),
+)
+
+ROLEPLAY_SECRETS = cue(
+    r"\b(?:act as|pretend (?:to be|you are)|play|roleplay as|be)\b[^.\n]{0,60}?\b(?:read|recite"
+    r"|tell|say)s?\b[^.\n]{0,40}?\b(?:keys|passwords|tokens|license keys|serials)\b",
+    r"(?:扮演|假装)" + G + r"{0,30}?(?:念|读|告诉|说)" + G + r"{0,20}?(?:激活码|密码|密钥|序列号)",
+    anchors="keys|passwords|tokens|serials|激活码|密码|密钥|序列号",
+)
+SAFETY = cue(
+    r"\b(?:safety|filters?|guidelines|rules|approval|restrictions|checks|system prompt"
+    r"|configuration|hidden instructions|owner|moderator)\b",
+    r"安全|过滤|规则|审批|准则|提示词|配置|主人|检查",
+    anchors=(
+        "safety|filter|guidelines|rules|approval|restrictions|checks|"
+        "system|configuration|hidden|owner|moderator|安全|过滤|规则|审批|准则|"
+        "提示词|配置|主人|检查"
+    ),
+)
+
+PRIVILEGE_REQUEST = cue(
+    r"\b(?:grant|give|hand|unlock|elevate|promote|make|add|upgrade|transfer)\b (?:me|my"
+    r" account|us|this (?:user|account))\b[^.\n]{0,40}?\b(?:admin\w*|owner|root|superuser"
+    r"|moderator|full access|unrestricted access|access to (?:all|every|other)|(?:privileges"
+    r"|permissions) to (?:read|see|view|edit))"
+    r"|\b(?:grant|give)\b (?:everyone|anyone|all|every|them|him|her|user \d+)\b[^.\n]{0,40}?"
+    r"\b(?:permis\w*|access|rights|admin\w*|owner)"
+    r"|\b(?:transfer|hand over|give)\b[^.\n]{0,20}?\b(?:admin|owner|root)\w* (?:rights|access"
+    r"|role|permissions|privileges) to me\b"
+    r"|\b(?:promote|make|add|put)\b [^.\n]{0,30}?\b(?:to|as|an?) (?:admin|owner|moderator)s?\b",
+    r"把我的?(?:角色|账号|帐号|权限|身份)?(?:提升|升级|设|改)为?\s*(?:管理员|主人|超级"
+    r"|(?<![a-z0-9_])(?:owner|admin)(?![a-z0-9_]))|(?:给我|俾我|为我|帮我|给他"
+    r"|给这个账号)(?:也)?(?:开通|开|开放|解锁|提升"
+    r"|升级|加上)?"
+    + G
+    + r"{0,10}?(?:管理员|最高|主人|超级|版主|(?<![a-z0-9_])(?:root|owner)(?![a-z0-9_]))"
+    r"(?:权限|身份|角色)"
+    r"|(?:提升|升级|设)为\s*(?:管理员|主人|版主)|把" + G + r"{0,20}?管理权限转给我",
+    anchors=(
+        "grant|give|hand|unlock|elevate|promote|make|add|upgrade|transfer|put|"
+        "给我|俾我|为我|帮我|给他|给这个账号|把我|提升为|升级为|设为|转给我"
+    ),
+)
+# Talking about an attack phrase rather than using it.
+DISCUSSION = cue(
+    r"\b(?:attacks?|injections?|jailbreaks?|examples?|phrases?|techniques?|payloads?|talk|paper"
+    r"|article|blog|slides?|research)\b",
+    r"攻击|注入|越狱|例子|这类|讲座|文章|论文",
+    anchors=(
+        "attack|injection|jailbreak|example|phrase|technique|payload|talk|paper|"
+        "article|blog|slide|research|攻击|注入|越狱|例子|这类|讲座|文章|论文"
+    ),
+)
+# Asking for the assistant's own instructions.
+PROMPT_LEAK = cue(
+    r"\b(?:what|which) (?:were|are|was|is) your (?:very )?(?:initial|original|first|hidden"
+    r"|system|real|secret|starting|full) (?:instructions|prompt|rules|directives)\b",
+    r"(?:你|您)的?(?:最初|原始|初始|系统|隐藏|真正|完整|原本)的?(?:指令|提示词?|设定|规则|配置)"
+    + G
+    + r"{0,20}?(?:是什么|输出|打印|告诉我|贴出|列出|发给我|给我看|显示|复述|原样)",
+    anchors="your|你|您",
+)
+# Things said in private: what an authority claim typically asks to see.
+PRIVATE = cue(
+    r"\b(?:privately|in private|in (?:their|the) dms|private (?:messages|chats))\b",
+    r"私下|私聊|私信",
+    anchors="privat|dms|私下|私聊|私信",
+)
+# A link or image meant not to be noticed, or one whose parameters carry something.
+HIDDEN_LINK = cue(
+    r"\b(?:invisible|hidden|tracking|1x1|tiny|transparent|query (?:string|parameters?)"
+    r"|parameters?|params?)\b",
+    r"看不见|隐藏|隐形|跟踪|透明|参数",
+    anchors="invisible|hidden|tracking|1x1|tiny|transparent|query|param|看不见|隐藏|隐形|跟踪|透明|参数",
+)
+
+# "… send them to me", "把 … 发给我": something handed to the writer.
+TO_ME = cue(
+    r"\b(?:give|send|show|share|tell|list|fetch|forward|hand|bring|get|let|lemme|export|dump"
+    r"|pull|summari[sz]e)\b[^.\n]{0,60}?\b(?:me|us)\b|\b(?:to me|for me|with me|i want to"
+    r" (?:read|see|know)|i should (?:see|read|get)|let me see|lemme see)\b|(?:^|[.;:!?,-]\s*"
+    r"|\bso\s+|\band\s+)(?:please\s+)?(?:share|list|send|show|give|tell|forward|export|fetch"
+    r"|dump|hand over|pull|read out|summari[sz]e)\b|\b(?:fetch|export|dump|pull|list) (?:their"
+    r"|every|all|each)\b",
+    r"给我|发给我|告诉我|转给我|发我|给我看|拿过来|让我看|我想看|我应该能看|列出来",
+    anchors=(
+        "give|send|show|share|tell|list|fetch|forward|hand|bring|get|let|lemme|export|dump|"
+        "pull|summari|to|for|with|i want|i should|read|给我|发给我|告诉我|转给我|发我|拿过来|"
+        "让我看|我想看|我应该能看|列出来"
+    ),
+)
