@@ -77,9 +77,23 @@ def check_state_db(settings: Settings) -> Check:
         db = Database(settings.state_db)
     except MnemogateError as exc:
         return Check("state.db", "fail", str(exc), "check the file and disk space")
-    version = db.schema_version
-    db.close()
-    return Check("state.db", "ok", f"{settings.state_db} (schema v{version})")
+    try:
+        version = db.schema_version
+        problems = db.quick_check()
+    finally:
+        db.close()
+    if problems:
+        shown = "; ".join(problems[:3]) + (
+            f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        )
+        return Check(
+            "state.db",
+            "fail",
+            f"{settings.state_db} is damaged: {shown}",
+            "stop the gateway and workers, keep a copy of the file, then recover it "
+            "(`sqlite3 state.db .recover | sqlite3 state-recovered.db`) or restore a backup",
+        )
+    return Check("state.db", "ok", f"{settings.state_db} (schema v{version}, quick_check ok)")
 
 
 def check_redis(settings: Settings) -> Check:
