@@ -20,7 +20,7 @@ from gateway.agent.dispatch import dispatch, parse_command
 from gateway.app import App
 from gateway.errors import MnemogateError, NotFound, UserInputError
 from gateway.limits import Limits
-from gateway.memory.approval import ApprovalStore, PendingWrite
+from gateway.memory.approval import ApprovalStore, PendingWrite, parse_write_id
 from gateway.notices import Notice
 from gateway.platforms.base import (
     BUTTON_PREFIX,
@@ -164,11 +164,14 @@ class Gateway:
     async def on_button(self, press: ButtonPress) -> str | None:
         """Approve/Reject presses; only the tenant who owns a staged write can decide it."""
         action, _, raw_id = press.data.rpartition(":")
-        if not raw_id.isdigit() or f"{action}:" not in (APPROVE, REJECT):
+        write_id = parse_write_id(raw_id)
+        if write_id is None or f"{action}:" not in (APPROVE, REJECT):
+            log.warning(
+                "ignored a %s button press with unknown data %.80r", press.platform, press.data
+            )
             return None
         if not self.access.is_allowed(press.tenant):
             return "You are not allowed to use this bot."
-        write_id = int(raw_id)
         try:
             if f"{action}:" == APPROVE:
                 done = await asyncio.to_thread(

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from gateway.agent.agent import Agent
 from gateway.agent.commands import command
 from gateway.errors import MnemogateError, NotFound, UserInputError
-from gateway.memory.approval import ApprovalStore, PendingWrite
+from gateway.memory.approval import ApprovalStore, PendingWrite, parse_write_id
 from gateway.memory.operations import Operation, WriteResult
 from gateway.memory.store import Target
 from gateway.routing import Conversation
@@ -117,7 +117,7 @@ def format_pending(write: PendingWrite) -> str:
 @subcommand("approve")
 async def _approve(agent: Agent, conversation: Conversation, args: str) -> str:
     wanted = args.lower()
-    write_id: int | None = int(wanted) if wanted.isdecimal() else None
+    write_id = parse_write_id(wanted)
     if wanted != "all" and write_id is None:
         return "Usage: /memory approve <id|all> — /memory pending lists the ids."
     store = approvals(agent)
@@ -152,10 +152,11 @@ def first_sentence(text: str) -> str:
 
 @subcommand("reject")
 async def _reject(agent: Agent, conversation: Conversation, args: str) -> str:
-    if not args.isdecimal():
+    write_id = parse_write_id(args)
+    if write_id is None:
         return "Usage: /memory reject <id> — /memory pending lists the ids."
     try:
-        write = await asyncio.to_thread(approvals(agent).reject, conversation.tenant, int(args))
+        write = await asyncio.to_thread(approvals(agent).reject, conversation.tenant, write_id)
     except (NotFound, UserInputError) as exc:
         return str(exc)
     return f"❌ #{write.id} dropped; nothing was saved."

@@ -1,0 +1,68 @@
+"""Red-team findings against the whole gateway on Telegram: forged buttons, strangers, size."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateway.settings import Settings, load_settings
+from tests.fakes.llm_server import FakeLLM
+from tests.fakes.telegram_server import TOKEN, FakeTelegram
+from tests.integration.gateway_harness import running_gateway
+
+pytestmark = pytest.mark.integration
+
+ALICE, STRANGER = 1001, 6666
+
+
+@pytest.fixture
+def tg() -> Iterator[FakeTelegram]:
+    with FakeTelegram() as fake:
+        yield fake
+
+
+def settings_for(
+    home: Path, tg: FakeTelegram, llm: FakeLLM, redis_url: str, prefix: str, **extra: Any
+) -> Settings:
+    return load_settings(
+        home=home,
+        redis_url=redis_url,
+        redis_prefix=prefix,
+        llm={"base_url": llm.base_url, "model": "m", "max_retries": 0},
+        jobs={"mode": "inline"},
+        access={"allowed_users": [f"telegram:{ALICE}"], "messages_per_minute": 5},
+        telegram={"bot_token": TOKEN, "base_url": tg.base_url, "poll_timeout_s": 2},
+        **extra,
+    )
+
+
+@pytest.fixture
+def settings(
+    home: Path, tg: FakeTelegram, fake_llm: FakeLLM, redis_url: str, redis_prefix: str
+) -> Settings:
+    return settings_for(home, tg, fake_llm, redis_url, redis_prefix)
+
+
+async def sent(tg: FakeTelegram, n: int, method: str = "sendMessage") -> list[Any]:
+    return await asyncio.to_thread(tg.wait_for_sent, n, 10.0, method=method)
+
+
+async def test_forged_button_ids_are_one_warning_not_a_traceback(
+    settings: Settings, tg: FakeTelegram, caplog: pytest.LogCaptureFixture
+) -> None:
+    forged = ["mem:approve:99999999999999999999999", "mem:reject:²", "mem:approve:-1", "x:1"]
+    caplog.set_level(logging.WARNING)
+    async with running_gateway(settings):
+        for data in forged:
+            tg.push_callback(ALICE, ALICE, data)
+        answers = await sent(tg, len(forged), method="answerCallbackQuery")
+    assert all(a.params.get("text") is None for a in answers)
+    problems = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert problems == []
+    warnings = [r.getMessage() for r in caplog.records if "button press" in r.getMessage()]
+    assert len(warnings) == len(forged)
