@@ -1,7 +1,8 @@
 """The gateway: one inbound message from any platform → authorised, answered, delivered.
 
 Order of a message (SPEC §5, §7, §8): skip what is not for us (bots, unaddressed group
-chatter), authorise (unknown DM users get a pairing code; nothing they send is stored),
+chatter), authorise (unknown DM users get a pairing code, at most one reply a minute;
+nothing they send is stored),
 claim the update (handled once across restarts), rate limit and token budget, chat
 commands without the LLM, otherwise a turn with "typing…" shown; the reply is split to the
 platform's limit; staged memory writes come with Approve/Reject buttons where the platform
@@ -79,6 +80,11 @@ class Gateway:
         conversation = message.conversation()
         tenant = conversation.tenant
         if not self.access.is_allowed(tenant):
+            if message.chat_type != "dm":
+                return  # strangers in groups are ignored without a word
+            due = await asyncio.to_thread(self.limits.rate.stranger_reply_due, tenant)
+            if not due:
+                return  # one pairing reply per window; a flood is not answered
             reply = await asyncio.to_thread(self.access.pairing_reply, conversation)
             if reply:
                 await self._send_text(message, reply)

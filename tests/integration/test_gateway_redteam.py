@@ -66,3 +66,16 @@ async def test_forged_button_ids_are_one_warning_not_a_traceback(
     assert problems == []
     warnings = [r.getMessage() for r in caplog.records if "button press" in r.getMessage()]
     assert len(warnings) == len(forged)
+
+
+async def test_a_stranger_flood_gets_one_pairing_reply_per_window(
+    settings: Settings, tg: FakeTelegram
+) -> None:
+    async with running_gateway(settings):
+        last = 0
+        for n in range(40):
+            last = tg.push_message(STRANGER, STRANGER, f"let me in {n}")
+        await asyncio.to_thread(tg.wait_until, lambda: tg.confirmed_offset > last)
+    replies = [c for c in tg.calls("sendMessage") if c.params["chat_id"] == STRANGER]
+    assert len(replies) == 1
+    assert "pairing code" in replies[0].params["text"]
