@@ -18,6 +18,7 @@ from gateway.access import AccessPolicy
 from gateway.agent.account_commands import export_caption, export_for_chat
 from gateway.agent.commands import COMMANDS
 from gateway.agent.dispatch import dispatch, parse_command
+from gateway.agent.replies import cap_reply
 from gateway.app import App
 from gateway.errors import MnemogateError, NotFound, UserInputError
 from gateway.limits import Limits
@@ -132,7 +133,7 @@ class Gateway:
         except UserInputError as exc:
             await self._send_text(message, f"⚠ {exc}")
             return
-        await self._send_text(message, result.reply or "(no answer)")
+        await self._send_reply(message, result.reply or "(no answer)")
         for write in result.staged:
             await self._offer_approval(message, write)
 
@@ -194,6 +195,22 @@ class Gateway:
             return str(exc)
 
     # --- outbound -----------------------------------------------------------------------
+    async def _send_reply(self, message: InboundMessage, reply: str) -> None:
+        """A turn's reply within ``agent.max_reply_chars``; an over-long one also as a file."""
+        capped = cap_reply(reply, self.app.settings.agent.max_reply_chars)
+        await self._send_text(message, capped.text)
+        if capped.document is not None:
+            log.info(
+                "reply of %d characters to %s cut; sent whole as a file",
+                len(reply),
+                message.tenant.namespace,
+            )
+            await self.adapters[message.platform].send(
+                OutboundMessage(
+                    chat_id=message.chat_id, thread_id=message.thread_id, document=capped.document
+                )
+            )
+
     async def _send_text(self, message: InboundMessage, text: str) -> None:
         adapter = self.adapters[message.platform]
         reply_to = message.message_id if message.chat_type == "group" else None

@@ -12,6 +12,7 @@ import pytest
 
 from gateway.settings import Settings, load_settings
 from tests.fakes.llm_server import FakeLLM
+from tests.fakes.script import Script
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
 from tests.integration.gateway_harness import running_gateway
 
@@ -79,3 +80,20 @@ async def test_a_stranger_flood_gets_one_pairing_reply_per_window(
     replies = [c for c in tg.calls("sendMessage") if c.params["chat_id"] == STRANGER]
     assert len(replies) == 1
     assert "pairing code" in replies[0].params["text"]
+
+
+async def test_a_two_megabyte_reply_is_capped_and_attached_on_telegram(
+    settings: Settings, tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    huge = "\n".join(f"line {n}: " + "lorem ipsum " * 8 for n in range(20_000))
+    assert len(huge) > 2_000_000
+    fake_llm.handler = Script([huge])
+    async with running_gateway(settings):
+        tg.push_message(ALICE, ALICE, "write me a novel")
+        [document] = await sent(tg, 1, method="sendDocument")
+        texts = [c.params["text"] for c in tg.calls("sendMessage")]
+    limit = settings.agent.max_reply_chars
+    assert 1 <= len(texts) <= 5  # was 489 messages
+    assert sum(len(t) for t in texts) <= limit + 200
+    assert "reply.md" in texts[-1] and "Cut at" in texts[-1]
+    assert document.files["document"] == ("reply.md", huge.strip().encode("utf-8"))
