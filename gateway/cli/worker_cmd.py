@@ -8,12 +8,11 @@ from urllib.parse import urlsplit
 import click
 from redis import Redis
 from redis.exceptions import RedisError
-from rq import SimpleWorker, Worker
 
 from gateway.cli.common import settings_or_exit
 from workers import context
-from workers.jobs import tag_failure
-from workers.queues import QUEUE_ORDER, JobQueues, one_line
+from workers.queues import QUEUE_ORDER, one_line
+from workers.serve import WorkerOptions, serve
 
 
 def _where(url: str) -> str:
@@ -49,6 +48,10 @@ def worker(queues: tuple[str, ...], burst: bool, name: str | None, simple: bool)
     a warm shutdown: the running job finishes, then the worker exits; a second signal stops
     the job at once. Failed jobs are retried with backoff and finally kept in RQ's failed
     job registry (`rq info`, `rq requeue`).
+
+    When Redis goes away the worker waits for it with backoff and carries on. Every worker
+    also runs the outbox recovery pass, so jobs lost with a restarted Redis or failed for
+    good are handed to RQ again without a `run` process.
     """
     settings = settings_or_exit()
     for logger in ("gateway", "workers", "providers"):
@@ -63,18 +66,8 @@ def worker(queues: tuple[str, ...], burst: bool, name: str | None, simple: bool)
         ) from None
     chosen = [q for q in QUEUE_ORDER if not queues or q in queues]
     context.configure(settings)
-    worker_class = SimpleWorker if simple else Worker
     try:
-        rq_worker = worker_class(
-            JobQueues(connection, settings).queues(chosen),
-            name=name,
-            connection=connection,
-            exception_handlers=[tag_failure],
-            log_job_description=False,  # descriptions are safe, but keep job arguments out
-        )
-        rq_worker.work(burst=burst, with_scheduler=True, logging_level=settings.log_level)
-    except RedisError as exc:
-        raise click.ClickException(f"lost Redis: {one_line(exc)}") from None
+        serve(connection, settings, WorkerOptions(chosen, burst=burst, name=name, simple=simple))
     except ValueError as exc:  # e.g. a live worker already has this name
         raise click.ClickException(one_line(exc)) from None
     finally:
