@@ -14,9 +14,10 @@ Import is all-or-nothing: every line is validated first (unknown or missing keys
 types, bad roles or timestamps are refused with the line number), then the whole file is
 stored in one transaction. Imported content is history, never instructions: every title
 and message is checked (:mod:`gateway.history.import_checks`: title rules, threat scanner)
-and one flagged line refuses the file, naming line, message and rule. Messages keep their exported role, so
-export → import → export stays byte-identical; :mod:`gateway.agent.replay` never sends a
-``system`` message, or a ``tool`` message without its call, to the model as such.
+and one flagged line refuses the file, naming line, message and rule. Messages keep their
+exported role, so export → import → export stays byte-identical; :mod:`gateway.agent.replay`
+never sends a ``system`` message, or a ``tool`` message without its call, to the model as
+such.
 
 Ids are per tenant as far as anyone can tell: an id this tenant already uses, or a title it
 already uses, is a conflict handled by ``on_conflict`` — ``fail`` (the default) refuses
