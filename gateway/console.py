@@ -11,6 +11,7 @@ import sys
 from typing import TextIO
 
 from gateway.agent.dispatch import dispatch
+from gateway.agent.replies import cap_reply
 from gateway.app import App
 from gateway.errors import UserInputError
 from gateway.routing import Conversation
@@ -29,7 +30,7 @@ async def handle_line(app: App, conversation: Conversation, line: str) -> str | 
         result = await app.agent.run_turn(conversation, line)
     except UserInputError as exc:
         return f"⚠ {exc}"
-    return result.reply
+    return cap_reply(result.reply, app.settings.agent.max_reply_chars, attach=False).text
 
 
 async def run_console(

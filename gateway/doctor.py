@@ -16,6 +16,7 @@ from gateway.errors import LLMError, MnemogateError
 from gateway.fsutil import ensure_private_dir
 from gateway.history.db import Database
 from gateway.llm.client import LLMClient
+from gateway.memory.store import MemoryStore
 from gateway.redaction import safe_url
 from gateway.settings import LLMSettings, Settings
 from providers.registry import load_provider
@@ -78,9 +79,38 @@ def check_state_db(settings: Settings) -> Check:
         db = Database(settings.state_db)
     except MnemogateError as exc:
         return Check("state.db", "fail", str(exc), "check the file and disk space")
-    version = db.schema_version
-    db.close()
-    return Check("state.db", "ok", f"{settings.state_db} (schema v{version})")
+    try:
+        version = db.schema_version
+        problems = db.quick_check()
+    finally:
+        db.close()
+    if problems:
+        shown = "; ".join(problems[:3]) + (
+            f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        )
+        return Check(
+            "state.db",
+            "fail",
+            f"{settings.state_db} is damaged: {shown}",
+            "stop the gateway and workers, keep a copy of the file, then recover it "
+            "(`sqlite3 state.db .recover | sqlite3 state-recovered.db`) or restore a backup",
+        )
+    return Check("state.db", "ok", f"{settings.state_db} (schema v{version}, quick_check ok)")
+
+
+def check_memory_files(settings: Settings) -> Check:
+    problems = MemoryStore(settings.home, settings.memory).audit()
+    if not problems:
+        return Check("memory files", "ok", "every MEMORY.md/USER.md readable and within its limit")
+    shown = "; ".join(problems[:3]) + (f" (+{len(problems) - 3} more)" if len(problems) > 3 else "")
+    return Check(
+        "memory files",
+        "warn",
+        shown,
+        "re-save a file as UTF-8 or empty it (`mnemogate memory reset`); trim one over its "
+        "limit with `mnemogate memory show|remove` — only entries within the limit reach the "
+        "prompt meanwhile",
+    )
 
 
 def check_redis(settings: Settings) -> Check:
@@ -212,6 +242,7 @@ def run_checks(settings: Settings) -> list[Check]:
         lambda: check_home(settings),
         check_sqlite,
         lambda: check_state_db(settings),
+        lambda: check_memory_files(settings),
         lambda: check_redis(settings),
     ]
     optional: list[Callable[[], Check | None]] = [

@@ -8,6 +8,11 @@ blocks a turn, and it is logged once. A tenant over the limit gets one polite re
 window; further messages in the same window are dropped without a reply (``reply=None``),
 so a flood does not make the bot flood back.
 
+Strangers (users not allowed to talk to the bot) are limited before anything else is done
+for them: :meth:`RateLimiter.stranger_reply_due` grants at most one pairing reply per
+60-second window per tenant (same Redis storage and fallback), and their other messages are
+dropped unanswered, so a flood from an unpaired account costs neither replies nor writes.
+
 Token budget (optional, ``access.daily_token_budget``): the tenant's usage today is the sum
 of ``prompt_tokens + completion_tokens`` of every session of the tenant that was *touched*
 today — started today, or whose newest message is timestamped today — where "today" is the
@@ -101,16 +106,31 @@ class RateLimiter:
         self._told: dict[str, float] = {}  # tenant → end of the window it was told about
         self._told_lock = threading.Lock()
 
-    def _item(self, tenant: TenantId) -> RateLimitItemPerMinute:
-        key = self._keys.rate(tenant)
+    def _item(
+        self, tenant: TenantId, *, per_minute: int = 0, kind: str = ""
+    ) -> RateLimitItemPerMinute:
+        key = self._keys.rate(tenant) + kind
         namespace = key.removeprefix(self._shared_prefix + ":")
         if namespace == key:
             raise RuntimeError(f"rate key {key!r} does not start with {self._shared_prefix!r}")
-        return RateLimitItemPerMinute(self.per_minute, namespace=namespace)
+        return RateLimitItemPerMinute(per_minute or self.per_minute, namespace=namespace)
 
     def check(self, tenant: TenantId) -> Decision:
         """Count one message of ``tenant``; refuse it when over the limit."""
         item = self._item(tenant)
+        allowed, limiter = self._hit(item)
+        if allowed:
+            return ALLOW
+        metrics.limit_refusal("rate")
+        return self._refusal(tenant, limiter, item)
+
+    def stranger_reply_due(self, tenant: TenantId) -> bool:
+        """Whether a user who may not talk to the bot gets an answer to this message: the
+        first message of each 60-second window does, the rest of the window does not."""
+        allowed, _ = self._hit(self._item(tenant, per_minute=1, kind="-stranger"))
+        return allowed
+
+    def _hit(self, item: RateLimitItemPerMinute) -> tuple[bool, MovingWindowRateLimiter]:
         limiter = self._limiter()
         try:
             allowed = limiter.hit(item)
@@ -121,10 +141,7 @@ class RateLimiter:
         else:
             if limiter is self._remote:
                 self._health.ok()
-        if allowed:
-            return ALLOW
-        metrics.limit_refusal("rate")
-        return self._refusal(tenant, limiter, item)
+        return allowed, limiter
 
     def _limiter(self) -> MovingWindowRateLimiter:
         if self._health.healthy or self._clock() >= self._retry_redis_at:

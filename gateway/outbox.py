@@ -318,8 +318,13 @@ class Relay:
         settled = len(settle.enqueued) + sum(len(v) for v in settle.done.values())
         return settled + sum(len(v) for v in settle.gave_up.values())
 
-    def run_once(self) -> int:
-        """One relay pass over pending rows under the relay lock; how many rows were settled."""
+    def run_once(self, *, redeliver_after_s: float | None = None) -> int:
+        """One relay pass over pending rows under the relay lock; how many rows were settled.
+
+        ``redeliver_after_s`` overrides how old an enqueue must be before its job is looked
+        at again (0 after Redis came back empty: every open row at once).
+        """
+        redeliver = self.redeliver_after_s if redeliver_after_s is None else redeliver_after_s
         lock = self.queues.connection.lock(
             self.queues.keys.relay_lock(),
             timeout=max(30.0, 4 * self.settings.relay_interval_s),
@@ -334,9 +339,7 @@ class Relay:
         try:
             total = last_id = 0
             while True:
-                rows = pending(
-                    self.db, self.batch, redeliver_after_s=self.redeliver_after_s, after_id=last_id
-                )
+                rows = pending(self.db, self.batch, redeliver_after_s=redeliver, after_id=last_id)
                 settled = self.enqueue_rows(rows)
                 total += settled
                 if settled < len(rows) or len(rows) < self.batch:

@@ -1,7 +1,8 @@
 """The gateway: one inbound message from any platform → authorised, answered, delivered.
 
 Order of a message (SPEC §5, §7, §8): skip what is not for us (bots, unaddressed group
-chatter), authorise (unknown DM users get a pairing code; nothing they send is stored),
+chatter), authorise (unknown DM users get a pairing code, at most one reply a minute;
+nothing they send is stored),
 claim the update (handled once across restarts), rate limit and token budget, chat
 commands without the LLM, otherwise a turn with "typing…" shown; the reply is split to the
 platform's limit; staged memory writes come with Approve/Reject buttons where the platform
@@ -17,10 +18,11 @@ from gateway.access import AccessPolicy
 from gateway.agent.account_commands import export_caption, export_for_chat
 from gateway.agent.commands import COMMANDS
 from gateway.agent.dispatch import dispatch, parse_command
+from gateway.agent.replies import cap_reply
 from gateway.app import App
 from gateway.errors import MnemogateError, NotFound, UserInputError
 from gateway.limits import Limits
-from gateway.memory.approval import ApprovalStore, PendingWrite
+from gateway.memory.approval import ApprovalStore, PendingWrite, parse_write_id
 from gateway.notices import Notice
 from gateway.observability import metrics
 from gateway.platforms.base import (
@@ -80,6 +82,11 @@ class Gateway:
         conversation = message.conversation()
         tenant = conversation.tenant
         if not self.access.is_allowed(tenant):
+            if message.chat_type != "dm":
+                return  # strangers in groups are ignored without a word
+            due = await asyncio.to_thread(self.limits.rate.stranger_reply_due, tenant)
+            if not due:
+                return  # one pairing reply per window; a flood is not answered
             reply = await asyncio.to_thread(self.access.pairing_reply, conversation)
             if reply:
                 await self._send_text(message, reply)
@@ -128,7 +135,7 @@ class Gateway:
         except UserInputError as exc:
             await self._send_text(message, f"⚠ {exc}")
             return
-        await self._send_text(message, result.reply or "(no answer)")
+        await self._send_reply(message, result.reply or "(no answer)")
         for write in result.staged:
             await self._offer_approval(message, write)
 
@@ -166,11 +173,14 @@ class Gateway:
     async def on_button(self, press: ButtonPress) -> str | None:
         """Approve/Reject presses; only the tenant who owns a staged write can decide it."""
         action, _, raw_id = press.data.rpartition(":")
-        if not raw_id.isdigit() or f"{action}:" not in (APPROVE, REJECT):
+        write_id = parse_write_id(raw_id)
+        if write_id is None or f"{action}:" not in (APPROVE, REJECT):
+            log.warning(
+                "ignored a %s button press with unknown data %.80r", press.platform, press.data
+            )
             return None
         if not self.access.is_allowed(press.tenant):
             return "You are not allowed to use this bot."
-        write_id = int(raw_id)
         try:
             if f"{action}:" == APPROVE:
                 done = await asyncio.to_thread(
@@ -187,6 +197,22 @@ class Gateway:
             return str(exc)
 
     # --- outbound -----------------------------------------------------------------------
+    async def _send_reply(self, message: InboundMessage, reply: str) -> None:
+        """A turn's reply within ``agent.max_reply_chars``; an over-long one also as a file."""
+        capped = cap_reply(reply, self.app.settings.agent.max_reply_chars)
+        await self._send_text(message, capped.text)
+        if capped.document is not None:
+            log.info(
+                "reply of %d characters to %s cut; sent whole as a file",
+                len(reply),
+                message.tenant.namespace,
+            )
+            await self.adapters[message.platform].send(
+                OutboundMessage(
+                    chat_id=message.chat_id, thread_id=message.thread_id, document=capped.document
+                )
+            )
+
     async def _send_text(self, message: InboundMessage, text: str) -> None:
         adapter = self.adapters[message.platform]
         reply_to = message.message_id if message.chat_type == "group" else None

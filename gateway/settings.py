@@ -95,6 +95,8 @@ class AgentSettings(_Section):
     )
     max_tool_iterations: int = Field(default=8, ge=1, le=50)
     max_message_chars: int = Field(default=16_000, ge=100)
+    # What one turn sends back; the rest goes out as an attached file (see agent/replies.py).
+    max_reply_chars: int = Field(default=12_000, ge=500)
 
 
 class MemorySettings(_Section):

@@ -19,6 +19,11 @@ PLATFORMS = ("telegram", "discord", "console")
 _SAFE = re.compile(r"[A-Za-z0-9-]")
 _NAMESPACE = re.compile(r"^(telegram|discord|console)-((?:[A-Za-z0-9-]|_[0-9A-F]{2})+)$")
 MAX_ID_LEN = 128
+#: Platforms whose user ids are integers; written in canonical form only (no sign, no
+#: leading zeros), so ``telegram:042`` can never name a second tenant beside ``telegram:42``.
+NUMERIC_PLATFORMS = ("telegram", "discord")
+_CANONICAL_INT = re.compile(r"^-?[1-9][0-9]*$")
+_ANY_INT = re.compile(r"^[+-]?[0-9]+$")
 
 
 def escape_id(raw: str) -> str:
@@ -69,6 +74,14 @@ class TenantId:
         if not sep:
             raise TenantError(
                 f"tenant id {text!r} must look like telegram:<id>, discord:<id> or console:<name>"
+            )
+        if platform in NUMERIC_PLATFORMS and not _CANONICAL_INT.match(user):
+            hint = ""
+            if _ANY_INT.match(user) and int(user) != 0:
+                hint = f"; did you mean {platform}:{int(user)}?"
+            raise TenantError(
+                f"tenant id {text!r}: a {platform} user id is a number written without "
+                f"leading zeros or a sign{hint}"
             )
         return cls(platform, user)
 

@@ -19,6 +19,7 @@ from gateway.agent.compression import (
     plan_compression,
     summarize,
 )
+from gateway.agent.replay import replay
 from gateway.agent.sessions import conversation_of
 from gateway.agent.titles import continuation_title, generate_title
 from gateway.history import lineage
@@ -148,7 +149,7 @@ async def _prepare(
     provider_note = ""
     if ctx.manager.provider is not None and not parent.incognito:
         provider_note = ctx.manager.on_pre_compress(
-            ctx.provider_context(parent.tenant, parent), [m.to_llm() for m in plan.middle]
+            ctx.provider_context(parent.tenant, parent), replay(plan.middle)
         )
     async with ctx.aux_llm() as aux:
         summary = await summarize(aux, plan.middle, provider_note)

@@ -14,6 +14,7 @@ from gateway.agent.locks import KeyedLocks
 from gateway.agent.loop import AsyncTool, Tool, run_tool_loop
 from gateway.agent.memory_events import write_events
 from gateway.agent.planning import TurnFacts, planner
+from gateway.agent.replay import replay
 from gateway.agent.search_summaries import SummarizingSearchTool
 from gateway.agent.sessions import SessionOpener
 from gateway.errors import LLMBadResponse, LLMError, UserInputError
@@ -149,7 +150,7 @@ class Agent:
         recall = await self._recall(ctx, text, session) if provider_on else None
 
         request: list[dict[str, Any]] = [{"role": "system", "content": session.system_prompt}]
-        request.extend(m.to_llm() for m in history)
+        request.extend(replay(history))
         fenced = wrap_recalled(recall) if recall else ""
         request.append({"role": "user", "content": f"{text}\n\n{fenced}" if fenced else text})
         tools = self._tools(session, ctx, memory_tool, provider_on)
@@ -225,6 +226,8 @@ class Agent:
     ) -> tuple[SessionRecord, list[StoredMessage], MemoryTool | None]:
         """The blocking reads a turn starts with, done in one trip off the event loop."""
         session = self.current_session(conversation)
+        if not session.system_prompt:  # an imported session, resumed: never sent bare
+            session = self.opener.refreeze(conversation, session)
         history = self.sessions.messages(conversation.tenant, session.id)
         return session, history, self._memory_tool(conversation, session)
 

@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 
 from gateway.agent.agent import Agent
 from gateway.agent.commands import command
-from gateway.errors import MnemogateError, NotFound, UserInputError
-from gateway.memory.approval import ApprovalStore, PendingWrite
+from gateway.errors import MemoryFileCorrupt, MnemogateError, NotFound, UserInputError
+from gateway.memory.approval import ApprovalStore, PendingWrite, parse_write_id
 from gateway.memory.operations import Operation, WriteResult
 from gateway.memory.store import Target
 from gateway.routing import Conversation
@@ -72,10 +72,25 @@ async def _listing(agent: Agent, conversation: Conversation, args: str) -> str:
     return await asyncio.to_thread(render_memory_listing, agent, scope)
 
 
+def unreadable_file_help(exc: MemoryFileCorrupt, scope: MemoryScope, target: Target) -> str:
+    """What is wrong with a memory file nobody can read, and how the operator fixes it."""
+    group = f" --group {scope.group}" if scope.group is not None else ""
+    return (
+        f"⚠ I can't read {exc.path.name}: it is {exc.reason}, probably from an edit by "
+        f"hand. A copy was kept as {exc.backup.name}. Nothing else was changed. To fix it, "
+        f"re-save the file as UTF-8, or empty it with `mnemogate memory reset --tenant "
+        f"{scope.tenant} --target {target}{group}` (the copy stays)."
+    )
+
+
 def render_memory_listing(agent: Agent, scope: MemoryScope) -> str:
     out: list[str] = []
     for target, label in SECTIONS:
-        entries = agent.memory.read(scope, target)
+        try:
+            entries = agent.memory.read(scope, target)
+        except MemoryFileCorrupt as exc:
+            out.extend([label, f"  {unreadable_file_help(exc, scope, target)}", ""])
+            continue
         used, limit = agent.memory.usage(scope, target)
         out.append(f"{label} — {used:,}/{limit:,} chars")
         if not entries:
@@ -117,7 +132,7 @@ def format_pending(write: PendingWrite) -> str:
 @subcommand("approve")
 async def _approve(agent: Agent, conversation: Conversation, args: str) -> str:
     wanted = args.lower()
-    write_id: int | None = int(wanted) if wanted.isdecimal() else None
+    write_id = parse_write_id(wanted)
     if wanted != "all" and write_id is None:
         return "Usage: /memory approve <id|all> — /memory pending lists the ids."
     store = approvals(agent)
@@ -152,10 +167,11 @@ def first_sentence(text: str) -> str:
 
 @subcommand("reject")
 async def _reject(agent: Agent, conversation: Conversation, args: str) -> str:
-    if not args.isdecimal():
+    write_id = parse_write_id(args)
+    if write_id is None:
         return "Usage: /memory reject <id> — /memory pending lists the ids."
     try:
-        write = await asyncio.to_thread(approvals(agent).reject, conversation.tenant, int(args))
+        write = await asyncio.to_thread(approvals(agent).reject, conversation.tenant, write_id)
     except (NotFound, UserInputError) as exc:
         return str(exc)
     return f"❌ #{write.id} dropped; nothing was saved."

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from gateway.agent.agent import Agent
 from gateway.agent.commands import command
+from gateway.agent.titles import MAX_TITLE, clean_title
 from gateway.errors import NotFound, UserInputError
 from gateway.history import lineage
 from gateway.history.search import SearchResult
@@ -15,6 +16,14 @@ from gateway.routing import Conversation
 
 def _date(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def shown_title(title: str | None) -> str:
+    """A title for a listing: at most 80 characters, even one stored before titles were
+    capped (a 100,000-character title once broke /sessions)."""
+    if not title:
+        return "(untitled)"
+    return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…"
 
 
 @command("sessions", "/sessions", "List your recent conversations here.")
@@ -32,7 +41,7 @@ async def _sessions(agent: Agent, conversation: Conversation, args: str) -> str:
     lines = ["Recent conversations (resume with /resume <title or id>):"]
     for row in rows:
         marker = "▶ " if live is not None and live.id == row["id"] else "  "
-        title = row["title"] or "(untitled)"
+        title = shown_title(row["title"])
         private = " [private]" if row["incognito"] else ""
         lines.append(
             f"{marker}{title}{private} — {_date(row['started_at'])}, "
@@ -68,8 +77,6 @@ async def _title(agent: Agent, conversation: Conversation, args: str) -> str:
     session = await asyncio.to_thread(agent.current_session, conversation)
     if not args:
         return f"Title: {session.title}" if session.title else "This conversation has no title."
-    from gateway.agent.titles import clean_title
-
     wanted = clean_title(args)
     if not wanted:
         return "Usage: /title <name>"

@@ -1,7 +1,7 @@
 """Opening sessions: capture the frozen prompt (memory snapshot, provider block and tools).
 
-Used by the agent for new sessions and by the compression job for continuations, so both
-freeze the prompt the same way.
+Used by the agent for new sessions (and for imported sessions resumed without a prompt) and
+by the compression job for continuations, so all freeze the prompt the same way.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import sqlite3
 import time
 
 from gateway.agent.prompt import FrozenPrompt, build_frozen_prompt
+from gateway.history import lineage
 from gateway.history.records import NewSession, SessionRecord
 from gateway.history.store import SessionStore
 from gateway.memory.store import MemoryStore
@@ -89,6 +90,15 @@ class SessionOpener:
 
         session_id = self.sessions.db.write(insert)
         return self.sessions.get_session(conversation.tenant, session_id)
+
+    def refreeze(self, conversation: Conversation, session: SessionRecord) -> SessionRecord:
+        """Give a session stored without a frozen prompt (an imported one) the prompt and
+        tools a session of ``conversation`` starting now would get; then it is frozen."""
+        frozen = self.frozen(conversation, incognito=session.incognito)
+        lineage.freeze_prompt(
+            self.sessions.db, session.tenant, session.id, frozen.system_prompt, frozen.tools_json
+        )
+        return self.sessions.get_session(session.tenant, session.id)
 
 
 def conversation_of(session: SessionRecord) -> Conversation:

@@ -9,15 +9,15 @@ from pathlib import Path
 import click
 from redis import Redis
 from redis.exceptions import RedisError
+from rq.worker import BaseWorker
 
 from gateway.cli.common import settings_or_exit
 from gateway.errors import ConfigError
 from gateway.observability.endpoint import start_endpoint
-from gateway.observability.rq_worker import MeteredSimpleWorker, MeteredWorker
 from gateway.redaction import safe_url
 from workers import context, logs
-from workers.jobs import tag_failure
-from workers.queues import QUEUE_ORDER, JobQueues, one_line
+from workers.queues import QUEUE_ORDER, one_line
+from workers.serve import WorkerOptions, serve
 
 
 @click.command()
@@ -45,6 +45,10 @@ def worker(queues: tuple[str, ...], burst: bool, name: str | None, simple: bool)
     a warm shutdown: the running job finishes, then the worker exits; a second signal stops
     the job at once. Failed jobs are retried with backoff and finally kept in RQ's failed
     job registry (`rq info`, `rq requeue`).
+
+    When Redis goes away the worker waits for it with backoff and carries on. Every worker
+    also runs the outbox recovery pass, so jobs lost with a restarted Redis or failed for
+    good are handed to RQ again without a `run` process.
     """
     settings = settings_or_exit()
     for logger in ("gateway", "workers", "providers"):
@@ -60,21 +64,13 @@ def worker(queues: tuple[str, ...], burst: bool, name: str | None, simple: bool)
     chosen = [q for q in QUEUE_ORDER if not queues or q in queues]
     logs.install()
     context.configure(settings)
-    worker_class = MeteredSimpleWorker if simple else MeteredWorker
-    try:
-        rq_worker = worker_class(
-            JobQueues(connection, settings).queues(chosen),
-            name=name,
-            connection=connection,
-            exception_handlers=[tag_failure],
-            log_job_description=False,  # descriptions are safe, but keep job arguments out
-        )
-    except ValueError as exc:
-        raise click.ClickException(one_line(exc)) from None
+    started: list[BaseWorker] = []  # the RQ workers serve() ran, the live one last
 
-    # Ready while RQ knows this worker: registered at start, gone again at a clean stop.
+    # Ready while RQ knows the live worker: registered at start, gone at a clean stop.
     def registered(probe: Redis) -> str | None:
-        return None if probe.exists(rq_worker.key) else "not registered with RQ (yet)"
+        if started and probe.exists(started[-1].key):
+            return None
+        return "not registered with RQ (yet)"
 
     with tempfile.TemporaryDirectory(prefix="mnemogate-metrics-") as spool:
         try:
@@ -82,11 +78,15 @@ def worker(queues: tuple[str, ...], burst: bool, name: str | None, simple: bool)
         except ConfigError as exc:
             connection.close()
             raise click.ClickException(str(exc)) from None
-        rq_worker.spool = Path(spool) if endpoint is not None else None
+        options = WorkerOptions(
+            chosen,
+            burst=burst,
+            name=name,
+            simple=simple,
+            spool=Path(spool) if endpoint is not None else None,
+        )
         try:
-            rq_worker.work(burst=burst, with_scheduler=True, logging_level=settings.log_level)
-        except RedisError as exc:
-            raise click.ClickException(f"lost Redis: {one_line(exc)}") from None
+            serve(connection, settings, options, track=started.append)
         except ValueError as exc:  # e.g. a live worker already has this name
             raise click.ClickException(one_line(exc)) from None
         finally:

@@ -112,6 +112,19 @@ class Database:
         row = self.connection().execute("PRAGMA user_version").fetchone()
         return int(row[0])
 
+    def quick_check(self) -> list[str]:
+        """``PRAGMA quick_check``: an empty list when every page and index is sound.
+
+        A damaged page can also make the pragma itself fail; that is reported as a problem.
+        """
+        try:
+            rows = self.connection().execute("PRAGMA quick_check").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        lines = [line for row in rows for line in str(row[0]).splitlines()]
+        problems = [line for line in lines if line != "ok" and not line.startswith("***")]
+        return problems
+
     def close(self) -> None:
         with self._lock:
             for conn in self._all:

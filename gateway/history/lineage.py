@@ -1,13 +1,43 @@
-"""Titles and lineage of a tenant's sessions: unique titles, continuations, resume targets."""
+"""Titles and lineage of a tenant's sessions: unique titles, continuations, resume targets.
+
+Every way a title is stored (generated, ``/title``, ``sessions rename``, ``sessions import``)
+goes through :func:`title_problem`: titles are shown to the model (search results) and in
+listings, so they are capped at :data:`MAX_TITLE_CHARS`, kept on one line, and scanned.
+"""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 
 from gateway.errors import NotFound, UserInputError
 from gateway.history.db import Database
+from gateway.security.scanner import scan
 from gateway.tenants import TenantId
+
+log = logging.getLogger(__name__)
+MAX_TITLE_CHARS = 100
+
+
+def title_problem(title: str) -> str | None:
+    """Why ``title`` may not be stored, or None when it may."""
+    if not title.strip() or len(title) > MAX_TITLE_CHARS:
+        return f"a title must be 1–{MAX_TITLE_CHARS} characters (this one has {len(title):,})"
+    if any(ch in title for ch in "\r\n\x00"):
+        return "a title must be one line"
+    scanned = scan(title)
+    if scanned.blocked:
+        return f"the title was refused by the security scan: {scanned.describe()}"
+    return None
+
+
+def check_title(title: str) -> str:
+    """``title`` when it may be stored; :class:`UserInputError` saying why not otherwise."""
+    problem = title_problem(title)
+    if problem is not None:
+        raise UserInputError(problem[0].upper() + problem[1:] + ".")
+    return title
 
 
 def title_taken(
@@ -41,6 +71,10 @@ def set_generated_title(db: Database, tenant: TenantId, session_id: str, title: 
             raise NotFound(f"no session {session_id!r} for {tenant}")
         if row["title"] or not title:
             return None
+        problem = title_problem(title)
+        if problem is not None:
+            log.warning("generated title for %s not stored: %s", tenant.namespace, problem)
+            return None
         final = unique_title(conn, tenant, title, session_id)
         conn.execute(
             "UPDATE sessions SET title = ? WHERE tenant_id = ? AND id = ?",
@@ -52,7 +86,9 @@ def set_generated_title(db: Database, tenant: TenantId, session_id: str, title: 
 
 
 def set_title(db: Database, tenant: TenantId, session_id: str, title: str) -> str:
-    """A title chosen by the user; refused when another of their sessions has it."""
+    """A title chosen by the user; refused when another of their sessions has it, or when
+    :func:`title_problem` objects."""
+    check_title(title)
 
     def write(conn: sqlite3.Connection) -> str:
         if title_taken(conn, tenant, title, session_id):
@@ -144,6 +180,20 @@ def reopen(db: Database, tenant: TenantId, session_id: str, session_key: str) ->
             raise NotFound(f"no session {session_id!r} for {tenant}")
 
     db.write(write)
+
+
+def freeze_prompt(
+    db: Database, tenant: TenantId, session_id: str, system_prompt: str, tools_json: str
+) -> None:
+    """Store the frozen prompt of a session that has none yet (imported ones); a session
+    that already has its prompt keeps it — frozen means frozen."""
+    db.write(
+        lambda c: c.execute(
+            "UPDATE sessions SET system_prompt = ?, tools_json = ? "
+            "WHERE tenant_id = ? AND id = ? AND system_prompt = ''",
+            (system_prompt, tools_json, str(tenant), session_id),
+        )
+    )
 
 
 def _like_prefix(text: str) -> str:

@@ -110,6 +110,41 @@ def _v3(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration(8, "pending-write ids numbered per tenant")
+def _v8(conn: sqlite3.Connection) -> None:
+    # Global ids told a tenant how many writes others had staged. Existing ids are unique
+    # per tenant already, so they are kept (buttons already sent still work); new ones are
+    # allocated per tenant by ApprovalStore.stage. ``seq`` is only the row's storage key.
+    run_script(
+        conn,
+        """
+        CREATE TABLE pending_writes_v8 (
+            seq            INTEGER PRIMARY KEY,
+            id             INTEGER NOT NULL,
+            tenant_id      TEXT NOT NULL,
+            scope_key      TEXT NOT NULL,
+            group_platform TEXT,
+            group_chat     TEXT,
+            target         TEXT NOT NULL,
+            operations     TEXT NOT NULL,
+            origin         TEXT NOT NULL,
+            created_at     REAL NOT NULL,
+            status         TEXT NOT NULL DEFAULT 'pending',
+            decided_at     REAL,
+            result         TEXT,
+            UNIQUE (tenant_id, id)
+        );
+        INSERT INTO pending_writes_v8 (seq, id, tenant_id, scope_key, group_platform,
+            group_chat, target, operations, origin, created_at, status, decided_at, result)
+        SELECT id, id, tenant_id, scope_key, group_platform, group_chat, target, operations,
+            origin, created_at, status, decided_at, result FROM pending_writes;
+        DROP TABLE pending_writes;
+        ALTER TABLE pending_writes_v8 RENAME TO pending_writes;
+        CREATE INDEX pending_writes_by_tenant ON pending_writes(tenant_id, status, id);
+        """,
+    )
+
+
 from gateway import access_schema, provider_scopes  # noqa: E402,F401
 from gateway.memory import approval_schema  # noqa: E402,F401
 from gateway.platforms import ledger  # noqa: E402,F401

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from gateway.errors import NotFound, UserInputError
 from gateway.history.db import Database
 from gateway.history.fts import IndexRow, index_messages, unindex_session
-from gateway.history.lineage import title_taken
+from gateway.history.lineage import check_title, title_taken
 from gateway.history.records import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
@@ -34,7 +34,6 @@ from gateway.tenants import TenantId
 if TYPE_CHECKING:
     from gateway.history.transfer import ExportedSession
 
-MAX_TITLE_CHARS = 100
 IdOwner = Literal["free", "mine", "other"]
 __all__ = ["Deleted", "NewMessage", "SessionRecord", "SessionStore", "StoredMessage", "Usage"]
 
@@ -253,9 +252,7 @@ class SessionStore:
 
     def rename_session(self, tenant: TenantId, session_id: str, title: str) -> None:
         """Set a title; titles are unique per tenant, so a clash is refused."""
-        title = " ".join(title.split())
-        if not title or len(title) > MAX_TITLE_CHARS:
-            raise UserInputError(f"a title must be 1–{MAX_TITLE_CHARS} characters")
+        title = check_title(" ".join(title.split()))
 
         def update(conn: sqlite3.Connection) -> None:
             self.require(conn, tenant, session_id)
@@ -348,7 +345,8 @@ class SessionStore:
         """Insert an ended session and its (indexed) messages inside the caller's transaction.
 
         The caller has checked the id, title and parent. The session gets an empty system
-        prompt and no tools: it is history to search and read, never resumed as it is.
+        prompt and no tools: it is history to search and read; resuming it freezes a fresh
+        prompt first (``SessionOpener.refreeze``).
         """
         self.ensure_tenant(conn, tenant)
         messages = record.new_messages()

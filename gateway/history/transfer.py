@@ -12,14 +12,23 @@ sessions. Every message is exported with its role (``user``, ``assistant``, ``to
 
 Import is all-or-nothing: every line is validated first (unknown or missing keys, wrong
 types, bad roles or timestamps are refused with the line number), then the whole file is
-stored in one transaction. Ids are kept when free; an id in use (by this tenant or any
-other) or a title the tenant already uses is a conflict, handled by ``on_conflict``:
-``fail`` (the default) refuses the file, ``skip`` leaves those sessions out, ``rename``
-gives them a fresh id and a ``title (2)`` style title. Parent links inside the file are
-preserved (following renames). Imported sessions are ended (``ended_at`` from the file, else
-the last message's time), have an empty system prompt and no tools, and belong to the
-tenant's private (direct-message) scope: they are history to search and read, and resuming
-one starts from a fresh prompt.
+stored in one transaction. Imported content is history, never instructions: every title
+and message is checked (:mod:`gateway.history.import_checks`: title rules, threat scanner)
+and one flagged line refuses the file, naming line, message and rule. Messages keep their
+exported role, so export → import → export stays byte-identical; :mod:`gateway.agent.replay`
+never sends a ``system`` message, or a ``tool`` message without its call, to the model as
+such.
+
+Ids are per tenant as far as anyone can tell: an id this tenant already uses, or a title it
+already uses, is a conflict handled by ``on_conflict`` — ``fail`` (the default) refuses
+the file, ``skip`` leaves those sessions out, ``rename`` gives them a fresh id and a
+``title (2)`` style title. An id some *other* tenant happens to use is no conflict: the
+session quietly gets a fresh id (reported like any renamed id), so an import never tells
+one tenant which ids another has. Parent links inside the file are preserved (following
+renames). Imported sessions are ended (``ended_at`` from the file, else the last message's
+time), have an empty system prompt and no tools, and belong to the tenant's private
+(direct-message) scope: they are history to search and read, and resuming one freezes a
+fresh prompt and tools first.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from gateway.errors import UserInputError
+from gateway.history.import_checks import check_imported
 from gateway.history.lineage import title_taken, unique_title
 from gateway.history.store import (
     NewMessage,
@@ -276,6 +286,7 @@ def _check_file(parsed: list[ParsedLine]) -> None:
             seen_titles[s.title] = item.line
         if s.parent_id == s.id:
             raise UserInputError(f"line {item.line}: session {s.id!r} is its own parent")
+        check_imported(item.line, s.title, [(m.role, m.content) for m in s.messages])
 
 
 def _parents_first(parsed: list[ParsedLine]) -> list[ParsedLine]:
@@ -327,10 +338,10 @@ class _Importer:
         s = item.session
         owner = self.store.id_owner(self.conn, self.tenant, s.id)
         title_clash = s.title is not None and title_taken(self.conn, self.tenant, s.title)
-        if owner != "free" or title_clash:
+        if owner == "mine" or title_clash:
             what = (
-                f"id {s.id!r} is already in use"
-                if owner != "free"
+                f"id {s.id!r} is already in use by another of {self.tenant}'s sessions"
+                if owner == "mine"
                 else (f"title {s.title!r} is already used by another of {self.tenant}'s sessions")
             )
             if self.on_conflict == "fail":

@@ -7,9 +7,11 @@ applies it through :meth:`MemoryStore.apply` with the origin it was staged with;
 no longer applies (its ``old_text`` is gone, the file is full) is marked ``failed`` and keeps
 the error, so nothing is dropped silently.
 
-Every query binds the tenant: an id that belongs to another tenant is :class:`NotFound`,
-exactly like an id that does not exist. Staged content is scanned when it is staged, so a
-blocked write never reaches the table.
+Ids are numbered per tenant (1, 2, 3 … for each tenant; migration 7), and every query binds
+the tenant: an id says nothing about other tenants' writes, and an id that another tenant
+also has is :class:`NotFound` for everyone else, exactly like an id that does not exist.
+Ids arriving from chat or a button press go through :func:`parse_write_id` first. Staged
+content is scanned when it is staged, so a blocked write never reaches the table.
 
 An approval claims its row (``pending`` → ``applying``) before touching the file, so two
 approvers never apply the same write twice; a claim left behind by a crashed process counts
@@ -19,6 +21,7 @@ as pending again after :data:`STALE_CLAIM_S`.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -37,6 +40,9 @@ from gateway.tenants import GroupId, MemoryScope, TenantId
 Status = Literal["pending", "applying", "approved", "rejected", "failed"]
 Stager = Callable[[Target, list[Operation]], "PendingWrite"]
 STALE_CLAIM_S = 120.0
+#: The largest id SQLite can store; a longer digit string is refused before any query.
+MAX_WRITE_ID = 2**63 - 1
+_WRITE_ID = re.compile(r"[0-9]{1,19}")
 
 _COLUMNS = (
     "id, tenant_id, group_platform, group_chat, target, operations, origin, created_at, "
@@ -44,6 +50,18 @@ _COLUMNS = (
 )
 # Rows an approval may take: pending ones, and claims abandoned by a crashed approver.
 _OPEN = "(status = 'pending' OR (status = 'applying' AND decided_at < ?))"
+
+
+def parse_write_id(text: str) -> int | None:
+    """``"12"`` → 12; None for anything that is not an id we could have issued.
+
+    ASCII digits only (``str.isdigit`` also accepts ``²`` and other scripts' digits) and at
+    most :data:`MAX_WRITE_ID`, so a forged id is refused instead of overflowing SQLite.
+    """
+    if not _WRITE_ID.fullmatch(text):
+        return None
+    value = int(text)
+    return value if 0 < value <= MAX_WRITE_ID else None
 
 
 class StagingRefused(UserInputError):
@@ -152,10 +170,19 @@ class ApprovalStore:
         body = json.dumps([_operation_json(op) for op in operations], ensure_ascii=False)
 
         def insert(conn: sqlite3.Connection) -> int:
-            cursor = conn.execute(
-                "INSERT INTO pending_writes (tenant_id, scope_key, group_platform, group_chat, "
-                "target, operations, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            # The write transaction is BEGIN IMMEDIATE, so no other writer can take the same
+            # next id between the SELECT and the INSERT; UNIQUE (tenant_id, id) backs it up.
+            row = conn.execute(
+                "SELECT COALESCE(MAX(id), 0) + 1 FROM pending_writes WHERE tenant_id = ?",
+                (str(scope.tenant),),
+            ).fetchone()
+            write_id = int(row[0])
+            conn.execute(
+                "INSERT INTO pending_writes (id, tenant_id, scope_key, group_platform, "
+                "group_chat, target, operations, origin, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
+                    write_id,
                     str(scope.tenant),
                     scope.key,
                     group.platform if group else None,
@@ -166,7 +193,7 @@ class ApprovalStore:
                     now,
                 ),
             )
-            return int(cursor.lastrowid or 0)
+            return write_id
 
         write_id = self.db.write(insert)
         return PendingWrite(write_id, scope, target, tuple(operations), origin, now)

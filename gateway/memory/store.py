@@ -10,6 +10,7 @@ backed up and refused with :class:`~gateway.errors.MemoryFileCorrupt`.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -51,6 +52,7 @@ HEADINGS: dict[str, str] = {
     "user": "USER PROFILE (who this user is)",
 }
 LOCK_TIMEOUT_S = 30.0
+log = logging.getLogger(__name__)
 
 __all__ = [
     "ORIGINS",
@@ -219,7 +221,9 @@ class MemoryStore:
         """The frozen-snapshot block of ``target`` for the system prompt.
 
         Entries the security scan blocks are shown as a placeholder but stay in the file.
-        The output depends only on the file's content.
+        A file edited by hand beyond its limit contributes only its leading entries that fit
+        (whole), a note says how many were left out, and a warning is logged for the
+        operator. The output depends only on the file's content.
         """
         heading = HEADINGS[_checked_target(target)]
         limit = self.limit(target)
@@ -234,8 +238,24 @@ class MemoryStore:
         header = f"{heading} [{percent(used, limit)}% — {format_usage(used, limit)} chars]"
         if not entries:
             return f"{header}\n(empty)"
+        fitting = _within_limit(entries, limit)
+        left_out = len(entries) - len(fitting)
+        if left_out:
+            # Only a hand edit gets a file over its limit (writes are checked): keep the
+            # prompt within what the operator configured, and say so in the log.
+            log.warning(
+                "%s of %s holds %s chars, over its limit (%d%%); %d of %d entries left out "
+                "of the prompt — trim it with `mnemogate memory show/remove --tenant %s`",
+                FILE_NAMES[target],
+                scope,
+                format_usage(used, limit),
+                percent(used, limit),
+                left_out,
+                len(entries),
+                scope.tenant,
+            )
         shown = []
-        for entry in entries:
+        for entry in fitting:
             scanned = self._scan(entry)
             if scanned.blocked:
                 shown.append(
@@ -243,11 +263,45 @@ class MemoryStore:
                 )
             else:
                 shown.append(entry)
+        if left_out:
+            shown.append(
+                f"[{left_out} more entries not shown: the file is over its limit; "
+                "the user can review them with /memory]"
+            )
         return f"{header}\n{join_entries(shown)}"
 
     def render_snapshot(self, scope: MemoryScope) -> str:
         """Both blocks (memory, then user profile) separated by a blank line."""
         return "\n\n".join(self.render_block(scope, target) for target in TARGETS)
+
+    def audit(self) -> list[str]:
+        """Problems of every memory file under ``home`` an operator should fix: files that
+        are not UTF-8 and files over their limit (both only happen after edits by hand)."""
+        problems: list[str] = []
+        tenants = self._home / "tenants"
+        if not tenants.is_dir():
+            return problems
+        for target, name in FILE_NAMES.items():
+            limit = self._limits[target]
+            for path in sorted(tenants.glob(f"*/memories/{name}")) + sorted(
+                tenants.glob(f"*/groups/*/memories/{name}")
+            ):
+                where = path.relative_to(self._home)
+                try:
+                    text = path.read_bytes().decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    problems.append(f"{where}: not valid UTF-8 (offset {exc.start})")
+                    continue
+                except OSError as exc:
+                    problems.append(f"{where}: cannot read ({exc.strerror or exc})")
+                    continue
+                used = char_count(parse_entries(text))
+                if used > limit:
+                    problems.append(
+                        f"{where}: {format_usage(used, limit)} chars, over its limit "
+                        f"({percent(used, limit)}%)"
+                    )
+        return problems
 
     # -- files ------------------------------------------------------------------------
 
@@ -331,6 +385,16 @@ class MemoryStore:
         current = self._home
         for part in scope.directory(self._home).relative_to(self._home).parts:
             current = fsutil.ensure_private_dir(current / part)
+
+
+def _within_limit(entries: list[str], limit: int) -> list[str]:
+    """The leading entries that fit in ``limit`` characters, each whole (at least none)."""
+    kept: list[str] = []
+    for entry in entries:
+        if char_count([*kept, entry]) > limit:
+            break
+        kept.append(entry)
+    return kept
 
 
 def _checked_target(target: str) -> Target:

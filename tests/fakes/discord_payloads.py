@@ -79,6 +79,7 @@ def message_payload(
     guild_id: int | None = None,
     member: Payload | None = None,
     mentions: Sequence[Payload] = (),
+    mention_roles: Sequence[str] = (),
     referenced: Payload | None = None,
     attachments: Sequence[Payload] = (),
     message_type: int = 0,
@@ -88,7 +89,8 @@ def message_payload(
     """A MESSAGE_CREATE ``d`` (with ``guild_id``/``member``) or a REST message object."""
     body: Payload = {"id": str(snowflake()), "channel_id": str(channel_id), "author": author}
     body |= {"type": REPLY if referenced else message_type, "content": content, "flags": flags}
-    body |= {"attachments": list(attachments), "mentions": list(mentions), "mention_roles": []}
+    body |= {"attachments": list(attachments), "mentions": list(mentions)}
+    body["mention_roles"] = list(mention_roles)
     body |= {"embeds": [], "components": [], "pinned": False, "tts": False}
     body |= {"mention_everyone": False, "timestamp": now_iso(), "edited_timestamp": None}
     if guild_id is not None:

@@ -17,7 +17,7 @@ import json
 import re
 import socket
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -36,6 +36,9 @@ from tests.fakes.discord_payloads import (  # the fake's results; builders tests
 
 API = "/api/v10"
 INTERACTION_CALLBACK = re.compile(r"/interactions/(\d+)/([^/]+)/callback")
+
+
+UPLOAD_LIMIT = 10 * 1024 * 1024
 
 
 @dataclass
@@ -118,7 +121,8 @@ class FakeDiscord:
     def _serve(self, sock: socket.socket, started: threading.Event) -> None:
         """The server thread: its own loop, serving until ``stop`` stops it."""
         loop = asyncio.new_event_loop()
-        app = web.Application()
+        # Discord accepts uploads up to 10 MiB for every bot (aiohttp's default is 1 MiB).
+        app = web.Application(client_max_size=UPLOAD_LIMIT + 64 * 1024)
         app.router.add_get("/ws", self._gateway)
         app.router.add_route("*", API + "/{tail:.*}", self._rest)
         runner = web.AppRunner(app, handle_signals=False, access_log=None)
@@ -177,6 +181,15 @@ class FakeDiscord:
         with self._cond:
             if not self._cond.wait_for(lambda: len(self.sent) >= n, timeout):
                 raise TimeoutError(f"{len(self.sent)} messages sent, expected {n}")
+            return list(self.sent)
+
+    def wait_until_sent(
+        self, predicate: Callable[[list[SentMessage]], bool], timeout: float = 10.0
+    ) -> list[SentMessage]:
+        """Block until ``predicate(sent messages)`` holds; returns them all."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: predicate(self.sent), timeout):
+                raise TimeoutError(f"{len(self.sent)} messages sent, condition not met")
             return list(self.sent)
 
     def wait_for_callbacks(self, n: int, timeout: float = 5.0) -> list[InteractionCallback]:

@@ -47,6 +47,22 @@ class _Step:
     retry_after: float | None = None
 
 
+def orphan_tool_message(messages: list[Any]) -> str | None:
+    """The error real endpoints give a ``tool`` message that answers no preceding call."""
+    calls: set[str] = set()
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "assistant":
+            calls = {str(c.get("id")) for c in message.get("tool_calls") or ()}
+        elif message.get("role") == "tool" and message.get("tool_call_id") not in calls:
+            return (
+                f"Invalid parameter: messages[{index}] with role 'tool' must be a response to "
+                "a preceeding message with 'tool_calls'."
+            )
+    return None
+
+
 class FakeLLM:
     """The fake server; ``with FakeLLM() as llm:`` starts it on an OS-chosen port.
 
@@ -54,7 +70,8 @@ class FakeLLM:
     text reply), ``{"tool_calls": [(name, args), ...], "text": optional}``, a full response
     dict (has ``choices``; sent verbatim) or None (``default_reply``). If it raises, the
     request gets a 500 naming the exception. Requests whose body is not JSON with a
-    ``messages`` list, or that ask to stream, get a 400 and are not recorded.
+    ``messages`` list, that ask to stream, or that send a ``tool`` message answering no
+    preceding tool call (as real endpoints do), get a 400 and are not recorded.
     """
 
     def __init__(self, *, latency_s: float = 0.0, model: str = "fake-model", port: int = 0) -> None:
@@ -307,6 +324,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return
         if body.get("stream"):
             self._send(400, error_body(400, "FakeLLM does not stream"))
+            return
+        orphan = orphan_tool_message(body["messages"])
+        if orphan is not None:
+            self._send(400, error_body(400, orphan))
             return
         received = {name.lower(): value for name, value in self.headers.items()}
         status, payload, headers = self.server.fake._answer(raw, body, received)

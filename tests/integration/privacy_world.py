@@ -96,8 +96,8 @@ def seed(settings: Settings, db: Database, client: redis.Redis | None) -> dict[T
         ) -> None:
             outbox.add(conn, tenant, sid, "sync", {"upto": 2})
             conn.execute(
-                "INSERT INTO pending_writes (tenant_id, scope_key, target, operations, origin, "
-                "created_at) VALUES (?, ?, 'user', ?, 'background-review', 1.0)",
+                "INSERT INTO pending_writes (id, tenant_id, scope_key, target, operations, "
+                "origin, created_at) VALUES (1, ?, ?, 'user', ?, 'background-review', 1.0)",
                 (str(tenant), tenant.namespace, json.dumps([{"content": CANARY[tenant]}])),
             )
             conn.execute(

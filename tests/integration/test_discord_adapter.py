@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
@@ -194,17 +195,21 @@ async def test_attachment_only_message(fake: FakeDiscord, recorder: Recorder) ->
 
 
 async def test_malformed_events_are_skipped_and_serving_continues(
-    fake: FakeDiscord, recorder: Recorder
+    fake: FakeDiscord, recorder: Recorder, caplog: pytest.LogCaptureFixture
 ) -> None:
     no_type = {"id": "1", "channel_id": str(GENERAL), "guild_id": str(GUILD), "content": "x"}
     no_author = no_type | {"type": 0, "attachments": [], "embeds": []}
-    fake.push_raw({"t": "MESSAGE_CREATE", "d": no_type})
-    fake.push_raw({"t": "MESSAGE_CREATE", "d": no_author})
-    fake.push_raw({"t": "MESSAGE_CREATE", "d": None})
-    fake.push_dm(ALICE, "still there?")
-    [inbound] = await recorder.wait_for(1)
+    with caplog.at_level(logging.WARNING, logger="gateway.platforms.discord"):
+        fake.push_raw({"t": "MESSAGE_CREATE", "d": no_type})
+        fake.push_raw({"t": "MESSAGE_CREATE", "d": no_author})
+        fake.push_raw({"t": "MESSAGE_CREATE", "d": None})
+        fake.push_dm(ALICE, "still there?")
+        [inbound] = await recorder.wait_for(1)
     assert inbound.text == "still there?"
     assert fake.identifies == 1  # the same connection kept serving
+    skipped = [r for r in caplog.records if "malformed MESSAGE_CREATE" in r.getMessage()]
+    assert len(skipped) >= 2 and all(r.levelno == logging.WARNING for r in skipped)
+    assert not any(r.exc_info for r in caplog.records)  # one line each, no traceback
 
 
 async def test_per_channel_order_and_concurrency_across_channels(fake: FakeDiscord) -> None:

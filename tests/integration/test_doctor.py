@@ -107,3 +107,44 @@ def test_doctor_checks_the_telegram_token(home: Path, fake_llm: FakeLLM) -> None
     assert "✓ telegram: bot @" in good.stdout and good.returncode == 0, good.stdout
     assert "✗ telegram:" in bad.stdout and "TELEGRAM_BOT_TOKEN" in bad.stdout
     assert "123:wrong" not in bad.stdout + bad.stderr
+
+
+def _damage_an_index(state_db: Path) -> None:
+    """Fill the root page of an index of a populated state.db with garbage."""
+    from gateway.history.db import Database
+
+    db = Database(state_db)
+    conn = db.connection()
+    conn.execute("INSERT INTO tenants VALUES ('console:a', 'console-a', 0, NULL)")
+    conn.execute(
+        "INSERT INTO sessions (id, tenant_id, session_key, source, scope_key, started_at, "
+        "system_prompt, tools_json) VALUES ('s', 'console:a', 'k', 'console', 'x', 0, '', '[]')"
+    )
+    conn.executemany(
+        "INSERT INTO messages (session_id, tenant_id, role, content, timestamp) "
+        "VALUES ('s', 'console:a', 'user', ?, 0)",
+        [(f"hello {i} " * 5,) for i in range(2000)],
+    )
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    root = conn.execute(
+        "SELECT rootpage FROM sqlite_master WHERE name = 'messages_by_session'"
+    ).fetchone()[0]
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
+    data = bytearray(state_db.read_bytes())
+    start = (root - 1) * page_size
+    data[start : start + page_size] = b"\xa5" * page_size
+    state_db.write_bytes(bytes(data))
+
+
+def test_doctor_finds_damaged_pages_in_state_db(home: Path, fake_llm: FakeLLM) -> None:
+    _damage_an_index(home / "state.db")
+    proc = run_cli(
+        ["doctor"],
+        home=home,
+        MNEMOGATE_LLM__BASE_URL=fake_llm.base_url,
+        MNEMOGATE_LLM__MODEL="fake-model",
+    )
+    assert proc.returncode == 1, proc.stdout
+    assert "✗ state.db:" in proc.stdout and "is damaged" in proc.stdout
+    assert "Page " in proc.stdout and ".recover" in proc.stdout

@@ -60,6 +60,7 @@ def settings(
         jobs={"mode": "inline"},
         access={"allowed_users": [f"telegram:{ALICE}", f"telegram:{BOB}"]},
         telegram={"bot_token": TOKEN, "base_url": tg.base_url, "poll_timeout_s": 2},
+        agent={"max_reply_chars": 50_000},  # the split test sends more than the default cap
     )
 
 

@@ -192,3 +192,15 @@ def test_limits_check_rate_first_then_budget(
         assert not too_fast.allowed and "faster than I can answer" in (too_fast.reply or "")
     finally:
         limits.close()
+
+
+def test_a_stranger_gets_one_reply_per_window(limiter: RateLimiter) -> None:
+    assert [limiter.stranger_reply_due(ALICE) for _ in range(5)] == [
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
+    assert limiter.stranger_reply_due(ALICE_LONGER) is True  # per tenant
+    assert limiter.check(ALICE).allowed  # a separate count from the talking limit

@@ -134,3 +134,12 @@ def test_corrupt_file_is_reported(tmp_path: Path) -> None:
     assert "not valid UTF-8" in stderr and "MEMORY.md.bak-" in stderr
     ok(tmp_path, "reset", "--tenant", TENANT, "--target", "memory", "--yes")
     assert "(empty)" in ok(tmp_path, "show", "--tenant", TENANT, "--target", "memory")
+
+
+def test_a_non_canonical_platform_id_is_refused_not_a_new_tenant(home: Path) -> None:
+    ok(home, "add", "--tenant", TENANT, "--target", "memory", "likes tea")
+    done = mnemogate(home, "add", "--tenant", "telegram:0777", "--target", "memory", "likes coffee")
+    assert done.returncode == 2
+    assert "did you mean telegram:777?" in done.stderr
+    assert not (home / "tenants" / "telegram-0777").exists()
+    assert "likes coffee" not in (home / MEMORY_FILE).read_text()

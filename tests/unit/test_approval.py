@@ -9,7 +9,7 @@ import pytest
 
 from gateway.errors import NotFound, UserInputError
 from gateway.history.db import Database
-from gateway.memory.approval import ApprovalStore, StagingRefused
+from gateway.memory.approval import ApprovalStore, StagingRefused, parse_write_id
 from gateway.memory.operations import Operation
 from gateway.memory.store import MemoryStore
 from gateway.security.scanner import scan
@@ -167,6 +167,40 @@ def test_ids_of_another_tenant_are_not_found(approvals: ApprovalStore, memory: M
     assert [w.id for w in approvals.pending(BOB)] == [bobs.id]
     assert not memory.path(BOB_DM, "user").exists()
     assert not memory.path(ALICE_DM, "user").exists()
+
+
+def test_ids_are_numbered_per_tenant_and_looked_up_by_tenant_and_id(
+    approvals: ApprovalStore, memory: MemoryStore
+) -> None:
+    bob_first = approvals.stage(BOB_DM, "user", [add("Bob likes tea")], origin="user-chat")
+    bob_second = approvals.stage(BOB_DM, "user", [add("Bob likes jazz")], origin="user-chat")
+    alice_first = approvals.stage(ALICE_DM, "user", [add("Alice likes chess")], origin="user-chat")
+    # Alice's first write is #1: her ids tell her nothing about how many Bob staged.
+    assert (bob_first.id, bob_second.id, alice_first.id) == (1, 2, 1)
+    approvals.approve(ALICE, 1, memory)
+    assert texts(memory, ALICE_DM) == ["Alice likes chess"]
+    assert [w.id for w in approvals.pending(BOB)] == [1, 2]
+    assert approvals.get(BOB, 1).status == "pending"
+    assert not memory.path(BOB_DM, "user").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("7", 7),
+        ("99999999999999999999999", None),
+        ("9223372036854775808", None),
+        ("9223372036854775807", 2**63 - 1),
+        ("0", None),
+        ("²", None),
+        ("١٢", None),
+        ("-1", None),
+        ("", None),
+        (" 7", None),
+    ],
+)
+def test_write_ids_from_users_are_validated(text: str, expected: int | None) -> None:
+    assert parse_write_id(text) == expected
 
 
 def test_preference_overrides_the_operator_default_per_tenant(approvals: ApprovalStore) -> None:

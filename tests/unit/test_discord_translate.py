@@ -38,6 +38,19 @@ BOT, ALICE, OTHER_BOT = 900, 501, 777
 GUILD, GENERAL, CONFIGURED, THREAD = 10, 11, 12, 13
 DM_CHANNEL = 60
 BOT_USER = user_payload(BOT, "mnemobot", bot=True)
+BOT_ROLE, OTHER_ROLE = 31, 32
+ROLES = [
+    {"id": str(GUILD), "name": "@everyone", "permissions": "0", "position": 0},
+    {
+        "id": str(BOT_ROLE),
+        "name": "mnemobot",
+        "permissions": "0",
+        "position": 1,
+        "managed": True,
+        "tags": {"bot_id": str(BOT)},
+    },
+    {"id": str(OTHER_ROLE), "name": "helpers", "permissions": "0", "position": 2},
+]
 ALICE_USER = user_payload(ALICE, "alice")
 
 
@@ -60,7 +73,7 @@ class Gateway:
         self.state.user = discord.ClientUser(state=self.state, data=cast(Any, BOT_USER))
         self.state._get_client = lambda: SimpleNamespace(user=self.state.user)
         guild = {"id": str(GUILD), "name": "g", "unavailable": False, "member_count": 2}
-        guild |= {"roles": [], "emojis": [], "stickers": [], "features": [], "threads": []}
+        guild |= {"roles": ROLES, "emojis": [], "stickers": [], "features": [], "threads": []}
         guild["channels"] = [channel_payload(c, f"c{c}", GUILD) for c in (GENERAL, CONFIGURED)]
         guild["members"] = [member_payload(None, BOT_USER), member_payload("Ally", ALICE_USER)]
         self.state.parsers["GUILD_CREATE"](guild)
@@ -126,6 +139,20 @@ def test_legacy_nickname_mention_in_text_only(gw: Gateway) -> None:
     inbound = gw.translate(in_guild(GENERAL, f"<@!{BOT}> /help"))
     assert inbound is not None
     assert (inbound.text, inbound.addressed) == ("/help", True)
+
+
+def test_mention_of_the_bots_own_role_is_addressed_and_stripped(gw: Gateway) -> None:
+    payload = in_guild(GENERAL, f"<@&{BOT_ROLE}> what is up?", mention_roles=[str(BOT_ROLE)])
+    inbound = gw.translate(payload)
+    assert inbound is not None
+    assert (inbound.text, inbound.addressed) == ("what is up?", True)
+
+
+def test_mention_of_another_role_stays(gw: Gateway) -> None:
+    payload = in_guild(GENERAL, f"<@&{OTHER_ROLE}> standup", mention_roles=[str(OTHER_ROLE)])
+    inbound = gw.translate(payload)
+    assert inbound is not None
+    assert (inbound.text, inbound.addressed) == (f"<@&{OTHER_ROLE}> standup", False)
 
 
 def test_guild_message_without_mention_is_not_addressed(gw: Gateway) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import stat
 from pathlib import Path
 
@@ -429,6 +430,24 @@ def test_render_block_hides_blocked_entries_but_keeps_them_in_the_file(
         "another",
     ]
     assert INJECTION in path.read_text(encoding="utf-8")
+
+
+def test_a_hand_edited_file_over_its_limit_injects_only_whole_entries_up_to_it(
+    store: MemoryStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = store.path(SCOPE, "user")
+    path.parent.mkdir(parents=True)
+    entries = [f"fact {n}: " + "z" * 494 for n in range(10)]  # 5,047 chars, limit 1,375
+    path.write_text("\n§\n".join(entries) + "\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="gateway.memory.store"):
+        block = store.render_block(SCOPE, "user")
+    header, body = block.split("\n", 1)
+    assert "367%" in header
+    assert body.startswith(entries[0]) and entries[1] in body and entries[2] not in body
+    assert len(body) < store.limit("user") + 200
+    assert "[8 more entries not shown" in body
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "USER.md of telegram:1001" in warning and "over its limit (367%)" in warning
 
 
 def test_render_snapshot_is_deterministic(store: MemoryStore, home: Path) -> None:

@@ -80,12 +80,44 @@ GOLDEN: list[tuple[str, dict[str, Any], InboundMessage | None]] = [
     (
         "group mention entity",
         {"message": _message(GROUP, text=f"@{BOT} hi", entities=_mention(0, 15))},
-        _expected(text=f"@{BOT} hi", **_group(addressed=True)),
+        _expected(text="hi", **_group(addressed=True)),
+    ),
+    (
+        "our mention in the middle, with a comma, and another user's mention kept",
+        {
+            "message": _message(
+                GROUP,
+                text=f"ask @bob_smith, @{BOT}, about lunch",
+                entities=[*_mention(4, 10), *_mention(16, 15)],
+            )
+        },
+        _expected(text="ask @bob_smith, about lunch", **_group(addressed=True)),
+    ),
+    (
+        "mention first, then a comma",
+        {"message": _message(GROUP, text=f"@{BOT}, what's up?", entities=_mention(0, 15))},
+        _expected(text="what's up?", **_group(addressed=True)),
+    ),
+    (
+        "only the mention",
+        {"message": _message(GROUP, text=f"@{BOT}", entities=_mention(0, 15))},
+        _expected(text="", **_group(addressed=True)),
+    ),
+    (
+        "command for us followed by our mention",
+        {
+            "message": _message(
+                GROUP,
+                text=f"/search@{BOT} trip @{BOT}",
+                entities=[*_command(22), *_mention(28, 15)],
+            )
+        },
+        _expected(text="/search trip", **_group(addressed=True)),
     ),
     (
         "mention after an emoji (UTF-16 offsets)",
         {"message": _message(GROUP, text=f"👋 @{BOT.upper()}", entities=_mention(3, 15))},
-        _expected(text=f"👋 @{BOT.upper()}", **_group(addressed=True)),
+        _expected(text="👋", **_group(addressed=True)),
     ),
     (
         "someone else mentioned",
@@ -181,7 +213,7 @@ GOLDEN: list[tuple[str, dict[str, Any], InboundMessage | None]] = [
                 caption_entities=_mention(5, 15),
             )
         },
-        _expected(text=f"look @{BOT}", kind="photo", **_group(addressed=True)),
+        _expected(text="look", kind="photo", **_group(addressed=True)),
     ),
     (
         "sticker",

@@ -49,6 +49,23 @@ def test_bad_ids(bad: str) -> None:
         TenantId.parse(bad)
 
 
+@pytest.mark.parametrize(
+    "bad",
+    ["telegram:042", "telegram:+42", "telegram:4 2", "discord:0x2A", "telegram:abc", "discord:0"],
+)
+def test_platform_ids_must_be_canonical_numbers(bad: str) -> None:
+    with pytest.raises(TenantError) as err:
+        TenantId.parse(bad)
+    if bad in {"telegram:042", "telegram:+42"}:
+        assert "did you mean telegram:42?" in str(err.value)
+
+
+def test_canonical_platform_ids_parse() -> None:
+    assert str(TenantId.parse(" telegram:42 ")) == "telegram:42"
+    assert str(TenantId.parse("telegram:-1001234")) == "telegram:-1001234"
+    assert str(TenantId.parse("console:042")) == "console:042"  # console names are free text
+
+
 def test_scopes(tmp_path: Path) -> None:
     alice = TenantId.parse("telegram:7")
     group = GroupId("telegram", "-100200")

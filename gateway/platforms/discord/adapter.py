@@ -248,8 +248,13 @@ class DiscordAdapter(Adapter):
             return
         try:
             inbound = inbound_from_message(message, bot_user_id=bot_id, channels=self._channels)
-        except Exception:  # a payload discord.py accepted but we cannot read
-            log.exception("skipped Discord message %s that could not be translated", message.id)
+        except Exception as exc:  # a payload discord.py accepted but we cannot read
+            log.warning(
+                "skipped Discord message %s that could not be translated: %s: %.200s",
+                message.id,
+                type(exc).__name__,
+                exc,
+            )
             return
         if inbound is not None:
             dispatch.submit(inbound.thread_id or inbound.chat_id, inbound)

@@ -98,8 +98,13 @@ def _guarded(event: str, parser: Callable[[Any], None]) -> Callable[[Any], None]
     def parse(data: Any) -> None:
         try:
             parser(data)
-        except Exception:
-            log.exception("skipped a malformed %s event from the Discord gateway", event)
+        except Exception as exc:  # malformed data from outside: one line, no traceback
+            log.warning(
+                "skipped a malformed %s event from the Discord gateway: %s: %.200s",
+                event,
+                type(exc).__name__,
+                exc,
+            )
 
     return parse
 

@@ -70,9 +70,21 @@ class SendKwargs(TypedDict):
     view: NotRequired[ButtonRow]
 
 
-def _mention_pattern(bot_user_id: int) -> re.Pattern[str]:
-    """The bot's mention token with the blanks around it (``<@id>``, legacy ``<@!id>``)."""
-    return re.compile(rf"[ \t]*<@!?{bot_user_id}>[ \t]*")
+def _mention_pattern(bot_user_id: int, role_ids: Collection[int] = ()) -> re.Pattern[str]:
+    """The bot's mention tokens with the blanks around them: ``<@id>``, legacy ``<@!id>``,
+    and ``<@&role>`` of the bot's own managed role (Discord's client inserts that one when
+    a user picks the bot's role from the autocomplete)."""
+    tokens = [rf"<@!?{bot_user_id}>", *(rf"<@&{role_id}>" for role_id in sorted(role_ids))]
+    return re.compile(rf"[ \t]*(?:{'|'.join(tokens)})[ \t]*")
+
+
+def _own_roles(message: discord.Message, bot_user_id: int) -> set[int]:
+    """Ids of the mentioned roles that belong to the bot itself (its integration role)."""
+    return {
+        role.id
+        for role in message.role_mentions
+        if role.tags is not None and role.tags.bot_id == bot_user_id
+    }
 
 
 def _is_ignored(message: discord.Message, bot_user_id: int) -> bool:
@@ -129,7 +141,7 @@ def inbound_from_message(
     if _is_ignored(message, bot_user_id):
         return None
     chat_type, chat_id, thread_id = _where(message)
-    pattern = _mention_pattern(bot_user_id)
+    pattern = _mention_pattern(bot_user_id, _own_roles(message, bot_user_id))
     mentioned = any(user.id == bot_user_id for user in message.mentions) or bool(
         pattern.search(message.content)
     )

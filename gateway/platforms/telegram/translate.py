@@ -83,7 +83,9 @@ def inbound_from_update(update: Update, *, bot_id: int, bot_username: str) -> In
     ``addressed`` is true in private chats, and in groups when the bot is @mentioned, the
     message replies to one of the bot's messages, or it starts with a command that is not
     meant for another bot. A command addressed ``/cmd@thisbot`` loses the suffix, so the
-    gateway's command table sees ``/cmd``.
+    gateway's command table sees ``/cmd``, and ``@thisbot`` mentions are removed from the
+    text: they address the bot, they are not part of what the user asks. (A text mention —
+    the bot's name linked to it — reads as a name and stays.)
     """
     message = update.message
     if message is None:  # edited messages, channel posts, and every other update type
@@ -103,13 +105,10 @@ def inbound_from_update(update: Update, *, bot_id: int, bot_username: str) -> In
         if message.caption is not None
         else {}
     )
+    mentioned = _mentions(entities, bot_id, bot_username)
+    text = _without_own_mentions(text, entities, bot_username)
     text, commanded = _command(text, entities, bot_username)
-    addressed = (
-        chat_type == "dm"
-        or commanded
-        or _mentions(entities, bot_id, bot_username)
-        or _replies_to(message, bot_id)
-    )
+    addressed = chat_type == "dm" or commanded or mentioned or _replies_to(message, bot_id)
     thread_id = message.message_thread_id if message.is_topic_message else None
     return InboundMessage(
         platform=PLATFORM,
@@ -237,9 +236,40 @@ def _command(text: str, entities: dict[MessageEntity, str], bot_username: str) -
     return text, False
 
 
+def _is_own_mention(entity: MessageEntity, value: str, bot_username: str) -> bool:
+    return entity.type == MessageEntity.MENTION and value[1:].casefold() == bot_username.casefold()
+
+
+def _without_own_mentions(text: str, entities: dict[MessageEntity, str], bot_username: str) -> str:
+    """``text`` without its ``@thisbot`` mentions and the blanks around them.
+
+    Entity offsets count UTF-16 code units, so the cuts are made on the UTF-16 encoding.
+    The bot command entity sits at offset 0, before any mention, so its offset still holds.
+    """
+    spans = sorted(
+        (
+            (entity.offset, entity.offset + entity.length)
+            for entity, value in entities.items()
+            if _is_own_mention(entity, value, bot_username)
+        ),
+        reverse=True,
+    )
+    if not spans:
+        return text
+    units = text.encode("utf-16-le", "surrogatepass")
+    for start, end in spans:
+        left = units[: start * 2].decode("utf-16-le", "surrogatepass").rstrip(" \t")
+        right = units[end * 2 :].decode("utf-16-le", "surrogatepass").lstrip(" \t")
+        if not left or left.endswith((",", ":", ";")):
+            right = right.lstrip(",:;").lstrip(" \t")  # "@bot, what's up" → "what's up"
+        joined = f"{left} {right}" if left and right and not left.endswith("\n") else left + right
+        units = joined.encode("utf-16-le", "surrogatepass")
+    return units.decode("utf-16-le", "surrogatepass").strip()
+
+
 def _mentions(entities: dict[MessageEntity, str], bot_id: int, bot_username: str) -> bool:
     for entity, value in entities.items():
-        if entity.type == MessageEntity.MENTION and value[1:].casefold() == bot_username.casefold():
+        if _is_own_mention(entity, value, bot_username):
             return True
         if entity.type == MessageEntity.TEXT_MENTION and entity.user and entity.user.id == bot_id:
             return True
