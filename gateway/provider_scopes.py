@@ -2,7 +2,8 @@
 
 :class:`providers.scoping.ScopeRegistry` on SQLite. The memory manager records a scope the
 first time a process uses it; erasure reads the records so a provider can erase every scope
-of a tenant (DM and each group), then drops them.
+of a tenant (DM and each group), then drops them. :func:`provider_services` also lends
+providers read access to session transcripts (:class:`StoredTranscripts`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sqlite3
 import time
 
 from gateway.history.db import Database, migration, run_script
+from gateway.history.store import SessionStore
 from gateway.tenants import TenantId
 from providers.base import ProviderServices
 from providers.scoping import ScopeRecord
@@ -85,6 +87,20 @@ class SqliteScopeRegistry:
         )
 
 
+class StoredTranscripts:
+    """:class:`providers.base.SessionTranscripts` on the session store (user/assistant text)."""
+
+    def __init__(self, db: Database) -> None:
+        self.sessions = SessionStore(db)
+
+    def messages(self, tenant: TenantId, session_id: str) -> list[tuple[str, str]]:
+        return [
+            (message.role, message.content)
+            for message in self.sessions.messages(tenant, session_id)
+            if message.role in ("user", "assistant") and message.content
+        ]
+
+
 def provider_services(db: Database) -> ProviderServices:
-    """What a provider in this process may use: the scope registry on ``db``."""
-    return ProviderServices(scopes=SqliteScopeRegistry(db))
+    """What a provider in this process may use: the scope registry and transcripts on ``db``."""
+    return ProviderServices(scopes=SqliteScopeRegistry(db), transcripts=StoredTranscripts(db))

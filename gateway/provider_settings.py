@@ -106,10 +106,22 @@ class HindsightSettings(ProviderSection):
 
 
 class SupermemorySettings(ProviderSection):
-    """Supermemory containers over its HTTP API."""
+    """Supermemory containers over its HTTP API; see ``providers/supermemory/__init__.py``."""
 
-    EXTERNAL_ENV: ClassVar[dict[str, str]] = {"SUPERMEMORY_API_KEY": "api_key"}
+    EXTERNAL_ENV: ClassVar[dict[str, str]] = {
+        "SUPERMEMORY_API_KEY": "api_key",
+        "SUPERMEMORY_BASE_URL": "base_url",
+    }
     api_key: SecretStr | None = None
+    base_url: str = "https://api.supermemory.ai"  # documents, search, profile, conversations
+    timeout_s: float = Field(default=5.0, gt=0)
+    search_mode: Literal["hybrid", "memories", "documents"] = "hybrid"
+    profile_frequency: int = Field(default=50, ge=1, le=500)  # profile on turn 0 and every N
+    max_recall_results: int = Field(default=10, ge=1, le=20)
+    max_recall_chars: int = Field(default=3000, ge=200)
+    max_tool_result_chars: int = Field(default=4000, ge=200)
+    entity_context: str = Field(default="", max_length=1500)
+    forget_window_s: float = Field(default=3600.0, gt=0)  # how long search ids may be forgotten
 
 
 class OpenVikingSettings(ProviderSection):

@@ -38,6 +38,7 @@ BUNDLED: Mapping[str, str] = MappingProxyType(
         "reference": "providers.reference:ReferenceProvider",
         "honcho": "providers.honcho.provider:HonchoProvider",
         "mem0": "providers.mem0.provider:Mem0Provider",
+        "supermemory": "providers.supermemory.provider:SupermemoryProvider",
     }
 )
 
