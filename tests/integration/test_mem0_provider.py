@@ -7,6 +7,7 @@ checks before update/delete, idempotent sync, erasure of every scope.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ from providers.contract import ProviderContract, make_context
 from providers.mem0.provider import Mem0Provider
 from providers.registry import missing_requirements
 from providers.scoping import ScopeRecord
+from tests.conftest import run_cli
 from tests.fakes import mem0_llm
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.mem0_server import FakeMem0
@@ -234,3 +236,32 @@ def test_oss_telemetry_is_off_after_use(provider: Mem0Provider, mode: str) -> No
 
 def _fields(ctx: ProviderContext) -> dict[str, Any]:
     return {name: getattr(ctx, name) for name in ctx.__dataclass_fields__}
+
+
+def test_setup_names_the_extra_when_mem0ai_is_missing(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mem0" else real(name, *a)
+    )
+    missing = missing_requirements("mem0", load_settings(home=home))
+    assert missing == ["Python packages missing (mem0): pip install 'mnemogate[mem0]'"]
+
+
+@pytest.mark.parametrize("mode", ["oss", "platform"])
+def test_doctor_checks_mem0(mode: str, home: Path, llm: FakeLLM, platform: FakeMem0) -> None:
+    env = {
+        "MNEMOGATE_MEMORY__PROVIDER": "mem0",
+        "MNEMOGATE_LLM__BASE_URL": llm.base_url,
+        "MNEMOGATE_LLM__MODEL": "fake-model",
+        "MNEMOGATE_MEM0__MODE": mode,
+        "MNEMOGATE_MEM0__BASE_URL": platform.base_url,
+        "MEM0_API_KEY": platform.api_key,
+    }
+    healthy = run_cli(["doctor"], home=home, **env)
+    assert healthy.returncode == 0, healthy.stdout + healthy.stderr
+    assert f"✓ provider: mem0: {mode} mode" in healthy.stdout
+    if mode == "platform":
+        down = run_cli(["doctor"], home=home, **{**env, "MEM0_API_KEY": "wrong"})
+        assert down.returncode == 1 and "✗ provider: mem0:" in down.stdout

@@ -28,6 +28,8 @@ from providers.schemas import check_tool_schemas
 from providers.scoping import ScopeRecord
 from providers.supermemory.provider import SupermemoryProvider
 from providers.supermemory.tools import SearchLedger
+from tests.conftest import run_cli
+from tests.fakes.llm_server import FakeLLM
 from tests.fakes.supermemory_server import FakeSupermemory
 
 pytestmark = pytest.mark.integration
@@ -253,3 +255,19 @@ def test_health_and_setup(server: FakeSupermemory, home: Path) -> None:
         "environment variable SUPERMEMORY_API_KEY is not set (Supermemory API key)"
     ]
     assert SupermemoryProvider.from_settings(settings).is_available() is False
+
+
+def test_doctor_checks_the_supermemory_service(server: FakeSupermemory, home: Path) -> None:
+    with FakeLLM() as llm:
+        env = {
+            "MNEMOGATE_MEMORY__PROVIDER": "supermemory",
+            "MNEMOGATE_LLM__BASE_URL": llm.base_url,
+            "MNEMOGATE_LLM__MODEL": "fake-model",
+            "SUPERMEMORY_API_KEY": server.api_key,
+        }
+        healthy = run_cli(["doctor"], home=home, SUPERMEMORY_BASE_URL=server.base_url, **env)
+        assert healthy.returncode == 0, healthy.stdout + healthy.stderr
+        assert f"✓ provider: supermemory: {server.base_url} reachable" in healthy.stdout
+        down = run_cli(["doctor"], home=home, SUPERMEMORY_BASE_URL="http://127.0.0.1:9", **env)
+    assert down.returncode == 1
+    assert "✗ provider: supermemory: SupermemoryError" in down.stdout
