@@ -9,6 +9,7 @@ used. Nothing touches the network in :meth:`from_settings`.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Self
@@ -90,8 +91,6 @@ class Mem0Provider(MemoryProvider):
         return None  # Mem0 creates a user on its first memory
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        import copy
-
         return copy.deepcopy(TOOL_SCHEMAS)
 
     def system_prompt_block(self) -> str:
