@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import copy
 import logging
+import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from gateway.security.fence import sanitize_recalled
@@ -20,11 +22,12 @@ from providers.base import (
     ConfigField,
     MemoryProvider,
     ProviderContext,
+    ProviderServices,
     RecallQuery,
     SyncedTurn,
     tool_error,
 )
-from providers.mem0.backends import TURN_KEY, Mem0Backend, OssBackend, OssConfig
+from providers.mem0.backends import TURN_KEY, Mem0Backend, OssBackend, OssConfig, import_mem0
 from providers.mem0.platform import PlatformBackend
 from providers.mem0.tools import TOOL_SCHEMAS, Tools
 from providers.scoping import ScopeRecord, backend_key
@@ -50,8 +53,11 @@ class Mem0Provider(MemoryProvider):
     extra = "mem0"
     requires_modules = ("mem0",)
 
-    def __init__(self, settings: Mem0Settings, backend: Mem0Backend, *, ready: bool) -> None:
+    def __init__(
+        self, settings: Mem0Settings, backend: Mem0Backend, *, ready: bool, home: Path
+    ) -> None:
         self.settings = settings
+        self.home = home
         self.backend = backend
         self._ready = ready
         self.tools = Tools(
@@ -65,7 +71,7 @@ class Mem0Provider(MemoryProvider):
         if section.mode == "platform":
             key = section.api_key.get_secret_value() if section.api_key else ""
             backend = PlatformBackend(settings.home, section.base_url, key, section.timeout_s)
-            return cls(section, backend, ready=bool(key))
+            return cls(section, backend, ready=bool(key), home=settings.home)
         aux = settings.aux
         llm_base = aux.base_url or ""
         model = section.llm_model or aux.model or ""
@@ -82,7 +88,19 @@ class Mem0Provider(MemoryProvider):
             collection=section.collection,
             timeout_s=section.timeout_s,
         )
-        return cls(section, OssBackend(config), ready=bool(llm_base and model))
+        return cls(section, OssBackend(config), ready=bool(llm_base and model), home=settings.home)
+
+    def attach(self, services: ProviderServices) -> None:
+        """Import ``mem0ai`` in the background now: it takes seconds (Qdrant's client, gRPC),
+        which the first call would otherwise spend inside its timeout."""
+        if self._ready:
+            threading.Thread(target=self._warm, name="mem0-import", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            import_mem0(self.home, "mem0" if self.settings.mode == "oss" else "mem0.client.main")
+        except Exception as exc:  # reported again, with context, by the first real call
+            log.warning("mem0: importing mem0ai failed: %s", exc)
 
     def is_available(self) -> bool:
         return self._ready

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +25,7 @@ from providers.contract import ProviderContract, make_context
 from providers.mem0.provider import Mem0Provider
 from providers.registry import missing_requirements
 from providers.scoping import ScopeRecord
-from tests.conftest import run_cli
+from tests.conftest import REPO, cli_env, run_cli
 from tests.fakes import mem0_llm
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.mem0_server import FakeMem0
@@ -265,3 +267,45 @@ def test_doctor_checks_mem0(mode: str, home: Path, llm: FakeLLM, platform: FakeM
     if mode == "platform":
         down = run_cli(["doctor"], home=home, **{**env, "MEM0_API_KEY": "wrong"})
         assert down.returncode == 1 and "✗ provider: mem0:" in down.stdout
+
+
+ADDER = """
+import sys
+from pathlib import Path
+from gateway.settings import load_settings
+from providers.mem0.provider import Mem0Provider
+home, url, who = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+settings = load_settings(
+    home=home, llm={"base_url": url, "model": "fake-model"}, mem0={"embedding_dims": 32}
+)
+provider = Mem0Provider.from_settings(settings)
+for i in range(3):
+    provider.backend.add("mg-shared", [{"role": "user", "content": f"{who} fact {i}"}], {}, False)
+provider.shutdown()
+"""
+
+
+def test_processes_share_the_local_store_one_call_at_a_time(home: Path, llm: FakeLLM) -> None:
+    """Qdrant's local folder admits one client; the file lock lets two processes write."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", ADDER, str(home), llm.base_url, f"p{n}"],
+            env=cli_env(home),
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(2)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err[-2000:]
+    provider = Mem0Provider.from_settings(oss_settings(home, llm))
+    try:
+        hits = provider.backend.search("mg-shared", "fact", 50, 0.0)
+        assert sorted(hit.memory for hit in hits) == sorted(
+            f"p{n} fact {i}" for n in range(2) for i in range(3)
+        )
+    finally:
+        provider.shutdown()
