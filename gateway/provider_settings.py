@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+
+def _http_url(value: str | None) -> str | None:
+    """An http(s) URL without its trailing slash; None stays None."""
+    if value is None:
+        return None
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return value.rstrip("/")
 
 
 class ProviderSection(BaseModel):
@@ -93,6 +102,11 @@ class Mem0Settings(ProviderSection):
     max_recall_chars: int = Field(default=2000, ge=200)
     max_tool_result_chars: int = Field(default=4000, ge=200)
 
+    @field_validator("base_url", "embedding_base_url")
+    @classmethod
+    def _urls(cls, value: str | None) -> str | None:
+        return _http_url(value)
+
 
 class HindsightSettings(ProviderSection):
     """Hindsight memory banks over its HTTP API (``hindsight-client``)."""
@@ -122,6 +136,11 @@ class SupermemorySettings(ProviderSection):
     max_tool_result_chars: int = Field(default=4000, ge=200)
     entity_context: str = Field(default="", max_length=1500)
     forget_window_s: float = Field(default=3600.0, gt=0)  # how long search ids may be forgotten
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str | None:
+        return _http_url(value)
 
 
 class OpenVikingSettings(ProviderSection):

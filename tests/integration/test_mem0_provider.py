@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from gateway.errors import ConfigError
 from gateway.settings import Settings, load_settings
 from gateway.tenants import TenantId
 from providers.base import MemoryProvider, ProviderContext, RecallQuery, SyncedTurn
@@ -272,6 +273,7 @@ def test_doctor_checks_mem0(mode: str, home: Path, llm: FakeLLM, platform: FakeM
 ADDER = """
 import sys
 from pathlib import Path
+from gateway.errors import ConfigError
 from gateway.settings import load_settings
 from providers.mem0.provider import Mem0Provider
 home, url, who = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -309,3 +311,8 @@ def test_processes_share_the_local_store_one_call_at_a_time(home: Path, llm: Fak
         )
     finally:
         provider.shutdown()
+
+
+def test_endpoint_urls_are_checked_when_settings_load(home: Path) -> None:
+    with pytest.raises(ConfigError, match=r"mem0\.embedding_base_url"):
+        load_settings(home=home, mem0={"embedding_base_url": "localhost:8080/v1"})

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from gateway.errors import ConfigError
 from gateway.provider_settings import SupermemorySettings
 from gateway.settings import load_settings
 from gateway.tenants import TenantId
@@ -271,3 +272,8 @@ def test_doctor_checks_the_supermemory_service(server: FakeSupermemory, home: Pa
         down = run_cli(["doctor"], home=home, SUPERMEMORY_BASE_URL="http://127.0.0.1:9", **env)
     assert down.returncode == 1
     assert "✗ provider: supermemory: SupermemoryError" in down.stdout
+
+
+def test_a_base_url_without_scheme_is_refused_with_the_setting_named(home: Path) -> None:
+    with pytest.raises(ConfigError, match=r"supermemory\.base_url \(SUPERMEMORY_BASE_URL\)"):
+        load_settings(home=home, supermemory={"base_url": "api.supermemory.ai"})
