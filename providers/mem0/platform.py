@@ -59,7 +59,7 @@ class PlatformBackend:
 
     def search(self, user_id: str, query: str, top_k: int, threshold: float) -> list[Record]:
         answer = self.client().search(
-            query, filters={"user_id": user_id}, top_k=top_k, threshold=threshold
+            query, filters=_user(user_id), top_k=top_k, threshold=threshold
         )
         return [record(item) for item in results(answer)]
 
@@ -91,7 +91,7 @@ class PlatformBackend:
         count = 0
         page = 1
         while True:
-            answer = client.get_all(filters={"user_id": user_id}, page=page, page_size=100)
+            answer = client.get_all(filters=_user(user_id), page=page, page_size=100)
             count += len(results(answer))
             if not (isinstance(answer, dict) and answer.get("next")):
                 break
@@ -108,6 +108,11 @@ class PlatformBackend:
             if self._client is not None:
                 self._client.client.close()
                 self._client = None
+
+
+def _user(user_id: str) -> dict[str, Any]:
+    """The v2 filter for one user (logical operator at the root, as the platform documents)."""
+    return {"AND": [{"user_id": user_id}]}
 
 
 def _status(exc: BaseException) -> int | None:

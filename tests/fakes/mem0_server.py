@@ -4,7 +4,8 @@ Memories live in one dict for all users, as on the real service: ``GET /v1/memor
 returns any user's memory (the reason the provider checks ownership). ``add`` with
 ``infer`` stores each user message as one memory (the platform extracts facts; the fake
 keeps the text so recall is traceable) and skips texts the user already has. Search scores
-by shared words. Auth is ``Authorization: Token <key>``.
+by shared words; search and list need v2 filters naming a ``user_id`` under ``AND``. Auth is
+``Authorization: Token <key>``.
 """
 
 from __future__ import annotations
@@ -130,10 +131,9 @@ class FakeMem0(JsonFake):
 
 
 def _user_filter(filters: Any) -> str | None:
+    """The user of v2 filters, which put a logical operator at the root (``{"AND": [...]}``)."""
     if not isinstance(filters, dict):
         return None
-    if "user_id" in filters:
-        return str(filters["user_id"])
     for part in filters.get("AND", []):
         if isinstance(part, dict) and "user_id" in part:
             return str(part["user_id"])
