@@ -316,3 +316,19 @@ def test_processes_share_the_local_store_one_call_at_a_time(home: Path, llm: Fak
 def test_endpoint_urls_are_checked_when_settings_load(home: Path) -> None:
     with pytest.raises(ConfigError, match=r"mem0\.embedding_base_url"):
         load_settings(home=home, mem0={"embedding_base_url": "localhost:8080/v1"})
+
+
+def test_erased_text_is_gone_from_the_local_store_files(home: Path, llm: FakeLLM) -> None:
+    provider = Mem0Provider.from_settings(oss_settings(home, llm))
+    alice, bob = make_context(home, "alice"), make_context(home, "bob")
+    try:
+        for i in range(20):
+            call(provider, bob, "mem0_add", content=f"Bob's note {i} " + "x" * 200)
+        call(provider, alice, "mem0_add", content="My locker code is zanzibarquokka")
+        for i in range(20):
+            call(provider, bob, "mem0_add", content=f"Bob's later note {i} " + "y" * 200)
+        assert provider.erase(alice.tenant) == (1, [])
+    finally:
+        provider.shutdown()
+    files = [path for path in (home / "mem0").rglob("*") if path.is_file()]
+    assert files and not any(b"zanzibarquokka" in path.read_bytes() for path in files)
