@@ -3,8 +3,9 @@
 Recall asks ``/v4/profile`` with the user's message: the profile (static + dynamic facts) on
 the first turn and every ``profile_frequency`` turns, the relevant memories every turn.
 Turns are not sent one by one: the whole session is ingested once when it ends
-(``/v4/conversations`` under the session id, read from the gateway's transcript store), and
-curated-memory additions are stored as documents. Erasure bulk-deletes every container tag
+(``/v4/conversations`` under the session id, read from the gateway's transcript store); an
+ingest that failed is posted again by the scope's next ``sync_turn`` (:mod:`.pending`).
+Curated-memory additions are stored as documents. Erasure bulk-deletes every container tag
 the tenant used.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from gateway.security.fence import sanitize_recalled
@@ -27,10 +29,12 @@ from providers.base import (
     RecallQuery,
     SessionEnd,
     SessionTranscripts,
+    SyncedTurn,
     tool_error,
 )
 from providers.scoping import ScopeRecord, backend_key
 from providers.supermemory.client import SupermemoryClient
+from providers.supermemory.pending import PendingIngests
 from providers.supermemory.tools import TOOL_SCHEMAS, SearchLedger, Tools
 
 if TYPE_CHECKING:
@@ -53,8 +57,9 @@ HEALTH_TAG = "mnemogate-health"
 class SupermemoryProvider(MemoryProvider):
     name = "supermemory"
 
-    def __init__(self, settings: SupermemorySettings) -> None:
+    def __init__(self, settings: SupermemorySettings, home: Path) -> None:
         self.settings = settings
+        self.pending = PendingIngests(home / "supermemory" / "pending")
         key = settings.api_key.get_secret_value() if settings.api_key else ""
         self._ready = bool(key)
         self.client = SupermemoryClient(settings.base_url, key, settings.timeout_s)
@@ -69,7 +74,7 @@ class SupermemoryProvider(MemoryProvider):
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
-        return cls(settings.supermemory)
+        return cls(settings.supermemory, settings.home)
 
     def attach(self, services: ProviderServices) -> None:
         self.transcripts = services.transcripts
@@ -114,21 +119,37 @@ class SupermemoryProvider(MemoryProvider):
             return tool_error(f"Supermemory could not answer: {type(exc).__name__}")
 
     def on_session_end(self, ctx: ProviderContext, end: SessionEnd) -> None:
-        """Ingest the whole session once, under its id (a repeat replaces, never duplicates)."""
+        """Ingest the whole session once, under its id (a repeat replaces, never duplicates).
+
+        The session is marked pending first and unmarked once posted, so a failure here is
+        retried by a later :meth:`sync_turn` of the same scope.
+        """
+        self.pending.add(ctx, end.session_id, end.reason)
+        self._ingest(ctx, end.session_id, end.reason)
+
+    def sync_turn(self, ctx: ProviderContext, turn: SyncedTurn) -> None:
+        """Turns go with their session at its end; here only failed ingests are retried."""
+        for ended, session_id, reason in self.pending.waiting(ctx.backend_key):
+            try:
+                self._ingest(ended, session_id, reason)
+            except Exception as exc:  # still down: the marker stays for the next turn
+                log.warning("supermemory: session %s still not ingested: %s", session_id, exc)
+
+    def _ingest(self, ctx: ProviderContext, session_id: str, reason: str) -> None:
         messages = [
             {"role": role, "content": cleaned}
-            for role, text in self.transcripts.messages(ctx.tenant, end.session_id)
+            for role, text in self.transcripts.messages(ctx.tenant, session_id)
             if (cleaned := sanitize_recalled(text).strip())
         ]
-        if not messages or sum(len(m["content"]) for m in messages) < MIN_SESSION_CHARS:
-            return
-        metadata = {
-            "type": "full_session",
-            "session_id": end.session_id,
-            "message_count": len(messages),
-            "end_reason": end.reason,
-        }
-        self.client.ingest_conversation(ctx.backend_key, end.session_id, messages, metadata)
+        if messages and sum(len(m["content"]) for m in messages) >= MIN_SESSION_CHARS:
+            metadata = {
+                "type": "full_session",
+                "session_id": session_id,
+                "message_count": len(messages),
+                "end_reason": reason,
+            }
+            self.client.ingest_conversation(ctx.backend_key, session_id, messages, metadata)
+        self.pending.done(ctx.backend_key, session_id)
 
     def on_memory_write(self, ctx: ProviderContext, event: MemoryWriteEvent) -> None:
         """Mirror curated-memory additions (as the reference does); edits stay local."""
@@ -147,6 +168,7 @@ class SupermemoryProvider(MemoryProvider):
             except Exception as exc:
                 failed.append(f"supermemory container {key}: not erased ({exc})")
         self.ledger.drop(keys)
+        self.pending.drop(keys)
         return removed, failed
 
     def health(self) -> str:

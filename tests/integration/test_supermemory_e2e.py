@@ -126,16 +126,23 @@ def test_tools_work_through_a_turn(
     ]
 
 
-def test_an_outage_leaves_turns_and_commands_answered(
-    settings_for: Build, fake_llm: FakeLLM, server: FakeSupermemory
+def test_an_outage_leaves_turns_answered_and_the_session_is_ingested_later(
+    settings_for: Build, fake_llm: FakeLLM, server: FakeSupermemory, home: Path
 ) -> None:
     settings = settings_for()
     fake_llm.handler = Script(["r1", "r2"])
     server.__exit__(None, None, None)
-    assert turns(settings, ALICE, ["I sail on Sundays"]) == ["r1"]
+    assert turns(settings, ALICE, ["I sail on the lake on Sundays"]) == ["r1"]
     work(settings)
     new_session(settings, ALICE)  # the ingest fails; /new still starts a session
     assert turns(settings, ALICE, ["and I swim"]) == ["r2"]
+    server.__enter__()  # back, on the same port
+    work(settings)  # the new session's sync posts the session that could not be ingested
+    posted = server.calls("POST", "/v4/conversations")
+    assert len(posted) == 1
+    sailing = "I sail on the lake on Sundays"
+    assert [m["content"] for m in posted[0].body["messages"]] == [sailing, "r1"]
+    assert server.memory_texts(make_context(home, "alice").backend_key) == [sailing]
 
 
 def test_tenants_forget_erases_the_tenants_containers(

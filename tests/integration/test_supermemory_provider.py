@@ -21,12 +21,14 @@ from providers.base import (
     ProviderServices,
     RecallQuery,
     SessionEnd,
+    SyncedTurn,
     WriteMetadata,
 )
 from providers.contract import ProviderContract, make_context
 from providers.registry import missing_requirements
 from providers.schemas import check_tool_schemas
 from providers.scoping import ScopeRecord
+from providers.supermemory.client import SupermemoryError
 from providers.supermemory.provider import SupermemoryProvider
 from providers.supermemory.tools import SearchLedger
 from tests.conftest import run_cli
@@ -59,14 +61,16 @@ def transcripts() -> Transcripts:
     return Transcripts()
 
 
-def build(server: FakeSupermemory, **overrides: Any) -> SupermemoryProvider:
-    settings = SupermemorySettings(api_key=server.api_key, base_url=server.base_url, **overrides)  # type: ignore[arg-type]
-    return SupermemoryProvider(settings)
+def build(server: FakeSupermemory, home: Path, **overrides: Any) -> SupermemoryProvider:
+    options: dict[str, Any] = {"api_key": server.api_key, "base_url": server.base_url}
+    return SupermemoryProvider(SupermemorySettings(**options, **overrides), home)
 
 
 @pytest.fixture
-def provider(server: FakeSupermemory, transcripts: Transcripts) -> Iterator[SupermemoryProvider]:
-    built = build(server)
+def provider(
+    server: FakeSupermemory, transcripts: Transcripts, home: Path
+) -> Iterator[SupermemoryProvider]:
+    built = build(server, home)
     built.attach(ProviderServices(transcripts=transcripts))
     yield built
     built.shutdown()
@@ -78,7 +82,7 @@ class TestSupermemoryContract(ProviderContract):
         self.server = server
 
     def make_provider(self, home: Path) -> MemoryProvider:
-        return build(self.server)
+        return build(self.server, home)
 
 
 def call(provider: MemoryProvider, ctx: ProviderContext, name: str, **args: Any) -> Any:
@@ -141,7 +145,7 @@ def test_short_or_empty_sessions_are_not_ingested(
 def test_recall_has_the_profile_on_the_first_turn_and_every_n_turns(
     server: FakeSupermemory, home: Path
 ) -> None:
-    provider = build(server, profile_frequency=3)
+    provider = build(server, home, profile_frequency=3)
     alice = make_context(home, "alice")
     call(provider, alice, "supermemory_store", content="Lives in Lisbon")
     call(provider, alice, "supermemory_store", content="Works as a nurse")
@@ -248,7 +252,7 @@ def test_outage_gives_tool_errors_and_no_retries(
 
 
 def test_health_and_setup(server: FakeSupermemory, home: Path) -> None:
-    provider = build(server)
+    provider = build(server, home)
     assert provider.health() == f"{server.base_url} reachable"
     provider.shutdown()
     settings = load_settings(home=home, memory={"provider": "supermemory"})
@@ -277,3 +281,33 @@ def test_doctor_checks_the_supermemory_service(server: FakeSupermemory, home: Pa
 def test_a_base_url_without_scheme_is_refused_with_the_setting_named(home: Path) -> None:
     with pytest.raises(ConfigError, match=r"supermemory\.base_url \(SUPERMEMORY_BASE_URL\)"):
         load_settings(home=home, supermemory={"base_url": "api.supermemory.ai"})
+
+
+def test_a_failed_ingest_is_posted_by_the_next_sync_of_the_scope(
+    provider: SupermemoryProvider, transcripts: Transcripts, server: FakeSupermemory, home: Path
+) -> None:
+    alice, bob = make_context(home, "alice", session_id="s-old"), make_context(home, "bob")
+    server.fail(times=1, status=503)
+    with pytest.raises(SupermemoryError):
+        end_session(provider, transcripts, alice, "I am training for a marathon", "Great!")
+    assert server.memory_texts(alice.backend_key) == []
+    later = SyncedTurn("next", "ok", "s-new", "t1", NOW)
+    provider.sync_turn(bob, later)  # another scope's sync does not touch alice's session
+    assert len(server.calls("POST", "/v4/conversations")) == 1
+    provider.sync_turn(make_context(home, "alice", session_id="s-new"), later)
+    assert server.memory_texts(alice.backend_key) == ["I am training for a marathon"]
+    provider.sync_turn(make_context(home, "alice", session_id="s-new"), later)
+    assert len(server.calls("POST", "/v4/conversations")) == 2  # posted once more, then done
+
+
+def test_erasure_drops_pending_ingests(
+    provider: SupermemoryProvider, transcripts: Transcripts, server: FakeSupermemory, home: Path
+) -> None:
+    alice = make_context(home, "alice")
+    server.fail(times=1, status=503)
+    with pytest.raises(SupermemoryError):
+        end_session(provider, transcripts, alice, "I am training for a marathon", "Great!")
+    assert provider.pending.waiting(alice.backend_key)
+    assert provider.erase(alice.tenant)[1] == []
+    assert provider.pending.waiting(alice.backend_key) == []
+    assert not any((home / "supermemory" / "pending").rglob("*.json"))
