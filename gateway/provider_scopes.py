@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from gateway.errors import NotFound
 from gateway.history.db import Database, migration, run_script
 from gateway.history.store import SessionStore
 from gateway.tenants import TenantId
@@ -94,9 +95,14 @@ class StoredTranscripts:
         self.sessions = SessionStore(db)
 
     def messages(self, tenant: TenantId, session_id: str) -> list[tuple[str, str]]:
+        """The session's user/assistant text; none when it is gone (erased, pruned)."""
+        try:
+            stored = self.sessions.messages(tenant, session_id)
+        except NotFound:
+            return []
         return [
             (message.role, message.content)
-            for message in self.sessions.messages(tenant, session_id)
+            for message in stored
             if message.role in ("user", "assistant") and message.content
         ]
 
