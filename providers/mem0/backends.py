@@ -96,11 +96,12 @@ class Mem0Backend(Protocol):
 def import_mem0(home: Path, module: str = "mem0") -> Any:
     """Import a ``mem0`` module with telemetry off and its config dir under ``home``."""
     with _import_lock:
+        # Written, never read: settings are the only reader of the environment. mem0 reads
+        # both once, at its first import in the process.
+        target = home / "mem0" / "config"
+        target.mkdir(parents=True, exist_ok=True)
         os.environ["MEM0_TELEMETRY"] = "False"
-        if "MEM0_DIR" not in os.environ:
-            target = home / "mem0" / "config"
-            target.mkdir(parents=True, exist_ok=True)
-            os.environ["MEM0_DIR"] = str(target)
+        os.environ["MEM0_DIR"] = str(target)
         return importlib.import_module(module)
 
 
