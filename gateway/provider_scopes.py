@@ -2,7 +2,8 @@
 
 :class:`providers.scoping.ScopeRegistry` on SQLite. The memory manager records a scope the
 first time a process uses it; erasure reads the records so a provider can erase every scope
-of a tenant (DM and each group), then drops them.
+of a tenant (DM and each group), then drops them. :func:`provider_services` also lends
+providers read access to session transcripts (:class:`StoredTranscripts`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from gateway.errors import NotFound
 from gateway.history.db import Database, migration, run_script
+from gateway.history.store import SessionStore
 from gateway.provider_turns import SqliteTurnLedger
 from gateway.tenants import TenantId
 from providers.base import ProviderServices
@@ -86,6 +89,29 @@ class SqliteScopeRegistry:
         )
 
 
+class StoredTranscripts:
+    """:class:`providers.base.SessionTranscripts` on the session store (user/assistant text)."""
+
+    def __init__(self, db: Database) -> None:
+        self.sessions = SessionStore(db)
+
+    def messages(self, tenant: TenantId, session_id: str) -> list[tuple[str, str]]:
+        """The session's user/assistant text; none when it is gone (erased, pruned)."""
+        try:
+            stored = self.sessions.messages(tenant, session_id)
+        except NotFound:
+            return []
+        return [
+            (message.role, message.content)
+            for message in stored
+            if message.role in ("user", "assistant") and message.content
+        ]
+
+
 def provider_services(db: Database) -> ProviderServices:
-    """What a provider in this process may use: the scope registry and turn ledger on ``db``."""
-    return ProviderServices(scopes=SqliteScopeRegistry(db), turns=SqliteTurnLedger(db))
+    """What a provider in this process may use: scope registry, turn ledger, transcripts."""
+    return ProviderServices(
+        scopes=SqliteScopeRegistry(db),
+        turns=SqliteTurnLedger(db),
+        transcripts=StoredTranscripts(db),
+    )

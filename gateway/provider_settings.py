@@ -9,9 +9,18 @@ here imports a provider or its SDK.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+
+def _http_url(value: str | None) -> str | None:
+    """An http(s) URL without its trailing slash; None stays None."""
+    if value is None:
+        return None
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return value.rstrip("/")
 
 
 class ProviderSection(BaseModel):
@@ -67,10 +76,36 @@ class HolographicSettings(ProviderSection):
 
 
 class Mem0Settings(ProviderSection):
-    """Mem0: the ``mem0ai`` library in-process (``oss``) or the hosted API (``platform``)."""
+    """Mem0: the ``mem0ai`` library in-process (``oss``) or the hosted API (``platform``).
+
+    See ``providers/mem0/__init__.py`` for what each knob does.
+    """
 
     EXTERNAL_ENV: ClassVar[dict[str, str]] = {"MEM0_API_KEY": "api_key"}
+    mode: Literal["oss", "platform"] = "oss"
+    # platform
     api_key: SecretStr | None = None
+    base_url: str = "https://api.mem0.ai"
+    # oss: the LLM is the auxiliary model (settings.aux) unless llm_model names another one
+    llm_model: str | None = None
+    embedding_model: str = "text-embedding-3-small"
+    embedding_dims: int = Field(default=1536, ge=8, le=8192)
+    embedding_base_url: str | None = None  # default: the auxiliary model's endpoint
+    vector_store: str = "qdrant"
+    # the mem0 vector-store config; empty = a local Qdrant under $MNEMOGATE_HOME/mem0/qdrant
+    vector_store_config: dict[str, Any] = Field(default_factory=dict)
+    collection: str = "mnemogate"
+    # both
+    timeout_s: float = Field(default=30.0, gt=0)
+    recall_top_k: int = Field(default=5, ge=1, le=50)
+    search_threshold: float = Field(default=0.1, ge=0, le=1)
+    max_recall_chars: int = Field(default=2000, ge=200)
+    max_tool_result_chars: int = Field(default=4000, ge=200)
+
+    @field_validator("base_url", "embedding_base_url")
+    @classmethod
+    def _urls(cls, value: str | None) -> str | None:
+        return _http_url(value)
 
 
 class HindsightSettings(ProviderSection):
@@ -85,10 +120,27 @@ class HindsightSettings(ProviderSection):
 
 
 class SupermemorySettings(ProviderSection):
-    """Supermemory containers over its HTTP API."""
+    """Supermemory containers over its HTTP API; see ``providers/supermemory/__init__.py``."""
 
-    EXTERNAL_ENV: ClassVar[dict[str, str]] = {"SUPERMEMORY_API_KEY": "api_key"}
+    EXTERNAL_ENV: ClassVar[dict[str, str]] = {
+        "SUPERMEMORY_API_KEY": "api_key",
+        "SUPERMEMORY_BASE_URL": "base_url",
+    }
     api_key: SecretStr | None = None
+    base_url: str = "https://api.supermemory.ai"  # documents, search, profile, conversations
+    timeout_s: float = Field(default=5.0, gt=0)
+    search_mode: Literal["hybrid", "memories", "documents"] = "hybrid"
+    profile_frequency: int = Field(default=50, ge=1, le=500)  # profile on turn 0 and every N
+    max_recall_results: int = Field(default=10, ge=1, le=20)
+    max_recall_chars: int = Field(default=3000, ge=200)
+    max_tool_result_chars: int = Field(default=4000, ge=200)
+    entity_context: str = Field(default="", max_length=1500)
+    forget_window_s: float = Field(default=3600.0, gt=0)  # how long search ids may be forgotten
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str | None:
+        return _http_url(value)
 
 
 class OpenVikingSettings(ProviderSection):

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self
 
 from gateway.routing import ChatType, Conversation
 from gateway.tenants import TenantId
@@ -212,6 +212,20 @@ class MemoryWriteEvent:
     previous: str | None = None
 
 
+class SessionTranscripts(Protocol):
+    """Read access to a session's stored conversation, for providers that ingest sessions."""
+
+    def messages(self, tenant: TenantId, session_id: str) -> list[tuple[str, str]]:
+        """``(role, text)`` of the session's user and assistant messages, oldest first."""
+
+
+class NoTranscripts:
+    """The stand-in without a state store: every session looks empty."""
+
+    def messages(self, tenant: TenantId, session_id: str) -> list[tuple[str, str]]:
+        return []
+
+
 @dataclass(frozen=True, slots=True)
 class ProviderServices:
     """What the gateway lends a provider instead of letting it open stores itself.
@@ -219,11 +233,13 @@ class ProviderServices:
     ``scopes`` is the registry of backend keys (read it in :meth:`MemoryProvider.erase` only
     through the records the manager passes; the manager records scopes itself). ``turns``
     is the ledger of turns already delivered, for services without idempotent writes (see
-    :mod:`providers.ledger`).
+    :mod:`providers.ledger`). ``transcripts`` reads a session's messages (Supermemory ingests
+    a session when it ends, in the gateway, while turns were synced by workers).
     """
 
     scopes: ScopeRegistry = field(default_factory=MemoryScopeRegistry)
     turns: TurnLedger = field(default_factory=MemoryTurnLedger)
+    transcripts: SessionTranscripts = field(default_factory=NoTranscripts)
 
 
 @dataclass(frozen=True, slots=True)

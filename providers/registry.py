@@ -37,6 +37,8 @@ BUNDLED: Mapping[str, str] = MappingProxyType(
     {
         "reference": "providers.reference:ReferenceProvider",
         "honcho": "providers.honcho.provider:HonchoProvider",
+        "mem0": "providers.mem0.provider:Mem0Provider",
+        "supermemory": "providers.supermemory.provider:SupermemoryProvider",
         "openviking": "providers.openviking.provider:OpenVikingProvider",
         "retaindb": "providers.retaindb.provider:RetainDBProvider",
         "byterover": "providers.byterover.provider:ByteRoverProvider",

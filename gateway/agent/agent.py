@@ -7,7 +7,7 @@ import logging
 from collections.abc import Coroutine
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from gateway.agent.hooks import NoHooks, TurnEvent, TurnHooks
 from gateway.agent.locks import KeyedLocks
@@ -37,8 +37,10 @@ from gateway.routing import Conversation
 from gateway.security.fence import wrap_recalled
 from gateway.settings import Settings
 from gateway.tenants import MemoryScope, TenantId
-from providers.base import ProviderContext, TurnStart
+from providers.base import ProviderContext, SessionEnd, TurnStart
 from providers.manager import MemoryManager
+
+EndReason = Literal["new", "reset", "idle", "shutdown"]
 
 log = logging.getLogger(__name__)
 
@@ -100,10 +102,19 @@ class Agent:
     def new_session(
         self, conversation: Conversation, *, incognito: bool = False, reason: str = "new"
     ) -> SessionRecord:
-        """End the live session (if any) and start another."""
+        """End the live session (if any) and start another.
+
+        The provider hears of the end (blocking, bounded by its timeout: this runs in a worker
+        thread), so one that ingests whole sessions can send this one; never for a private
+        session, of which nothing may reach memory.
+        """
         live = self.sessions.live_session(conversation.tenant, conversation.session_key)
         if live is not None:
             self.sessions.end_session(conversation.tenant, live.id, reason)
+            if self.providers.provider is not None and not live.incognito:
+                ctx = ProviderContext.for_session(live, settings=self.settings)
+                why: EndReason = "reset" if reason == "reset" else "new"
+                self.providers.on_session_end(ctx, SessionEnd(live.id, why))
         return self.opener.open(conversation, incognito=incognito)
 
     def session_lock(self, conversation: Conversation) -> AbstractAsyncContextManager[None]:

@@ -7,8 +7,11 @@ caller computed as the prefix shared with the previous request (see
 
 from __future__ import annotations
 
+import hashlib
 import http
 import json
+import math
+import re
 import time
 import uuid
 from typing import Any
@@ -96,3 +99,35 @@ def common_prefix_len(a: bytes, b: bytes) -> int:
         else:
             high = middle - 1
     return low
+
+
+EMBEDDING_DIMS = 64
+_EMBED_WORD = re.compile(r"[a-z0-9]+")
+
+
+def embedding_vector(text: str, dims: int = EMBEDDING_DIMS) -> list[float]:
+    """A deterministic unit vector: hashed bag of words, so shared words mean high cosine."""
+    vector = [0.0] * dims
+    for word in _EMBED_WORD.findall(text.lower()):
+        digest = hashlib.sha256(word.encode("utf-8")).digest()
+        vector[int.from_bytes(digest[:4], "big") % dims] += 1.0 if digest[4] % 2 else -1.0
+    norm = math.sqrt(sum(value * value for value in vector))
+    if norm == 0:
+        vector[0], norm = 1.0, 1.0
+    return [value / norm for value in vector]
+
+
+def embeddings_body(model: str, inputs: list[str], dims: int) -> bytes:
+    """An OpenAI ``/v1/embeddings`` response for ``inputs``, in order."""
+    data = [
+        {"object": "embedding", "index": i, "embedding": embedding_vector(text, dims)}
+        for i, text in enumerate(inputs)
+    ]
+    tokens = sum(max(1, len(text) // 4) for text in inputs)
+    body = {
+        "object": "list",
+        "data": data,
+        "model": model,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+    return json.dumps(body).encode()

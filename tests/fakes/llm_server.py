@@ -2,7 +2,10 @@
 
 Tests enqueue answers (``reply``, ``tool_call``, ``fail``, ``garbage``, ``malformed``); each
 ``POST /v1/chat/completions`` takes the next one, else asks ``handler``, else answers
-``default_reply``. Every request body is recorded. Usage figures imitate a provider with a
+``default_reply``. Every request body is recorded. ``POST /v1/embeddings`` answers
+deterministic hashed bag-of-words vectors (texts sharing words are close; see
+:func:`~tests.fakes.llm_payloads.embedding_vector`) and records its inputs apart, in
+``embedding_inputs``. Usage figures imitate a provider with a
 prefix cache: ``cached_tokens`` is the byte length shared with the previous request, over 4.
 
 Standalone: ``python -m tests.fakes.llm_server --port 8011 [--reply TEXT]``.
@@ -24,8 +27,10 @@ from types import TracebackType
 from typing import Any
 
 from tests.fakes.llm_payloads import (
+    EMBEDDING_DIMS,
     common_prefix_len,
     completion_body,
+    embeddings_body,
     error_body,
     models_body,
     text_message,
@@ -85,6 +90,7 @@ class FakeLLM:
         self._requests: list[dict[str, Any]] = []
         self._raw: list[bytes] = []
         self._headers: list[dict[str, str]] = []
+        self._embedded: list[str] = []
         self._previous = b""
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -153,6 +159,22 @@ class FakeLLM:
         with self._cond:
             return [dict(headers) for headers in self._headers]
 
+    @property
+    def embedding_inputs(self) -> list[str]:
+        """Every text received at /v1/embeddings, oldest first (a copy)."""
+        with self._cond:
+            return list(self._embedded)
+
+    def _embed(self, body: dict[str, Any]) -> tuple[int, bytes]:
+        raw = body.get("input")
+        inputs = [raw] if isinstance(raw, str) else raw
+        if not isinstance(inputs, list) or not all(isinstance(t, str) for t in inputs):
+            return 400, error_body(400, "'input' must be a string or a list of strings")
+        dims = body.get("dimensions") or EMBEDDING_DIMS
+        with self._cond:
+            self._embedded.extend(inputs)
+        return 200, embeddings_body(str(body.get("model") or self.model), inputs, int(dims))
+
     def wait_for_requests(self, n: int, timeout: float = 10.0) -> list[dict[str, Any]]:
         """Block until at least ``n`` requests have arrived; raise TimeoutError otherwise."""
         with self._cond:
@@ -169,6 +191,7 @@ class FakeLLM:
             self._requests.clear()
             self._raw.clear()
             self._headers.clear()
+            self._embedded.clear()
             self._previous = b""
 
     # -- scripting -----------------------------------------------------------------------
@@ -311,6 +334,16 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self.path.rstrip("/") == "/v1/embeddings":
+            try:
+                request = json.loads(raw)
+            except ValueError:
+                request = None
+            if not isinstance(request, dict):
+                self._send(400, error_body(400, "We could not parse the JSON body."))
+                return
+            self._send(*self.server.fake._embed(request))
+            return
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._not_found()
             return

@@ -7,6 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from gateway.history.db import Database
+from gateway.history.records import NewMessage
+from gateway.history.store import SessionStore
+from gateway.provider_scopes import StoredTranscripts
 from gateway.recall import screen_recalled
 from gateway.settings import Settings
 from gateway.tenants import TenantId
@@ -94,3 +98,38 @@ def test_setup_names_the_missing_secret(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "home")
     missing = missing_requirements("honcho", settings)
     assert any("HONCHO_API_KEY" in line for line in missing), missing
+
+
+def test_transcripts_read_user_and_assistant_text_of_a_tenants_session(tmp_path: Path) -> None:
+    db = Database(tmp_path / "state.db")
+    try:
+        _check_transcripts(db)
+    finally:
+        db.close()
+
+
+def _check_transcripts(db: Database) -> None:
+    store = SessionStore(db)
+    tenant, other = TenantId("console", "ann"), TenantId("console", "bo")
+    session = store.create_session(
+        tenant,
+        session_key="console:dm:ann",
+        source="console",
+        system_prompt="s",
+        tools_json="[]",
+        scope_key=tenant.namespace,
+        chat_id="ann",
+    )
+    store.append_messages(
+        tenant,
+        session.id,
+        [
+            NewMessage(role="user", content="hello"),
+            NewMessage(role="tool", content="{}", tool_call_id="c1"),
+            NewMessage(role="assistant", content="hi"),
+        ],
+    )
+    transcripts = StoredTranscripts(db)
+    assert transcripts.messages(tenant, session.id) == [("user", "hello"), ("assistant", "hi")]
+    assert transcripts.messages(other, session.id) == []  # another tenant's id reads nothing
+    assert transcripts.messages(tenant, "no-such-session") == []
