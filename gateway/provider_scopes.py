@@ -11,6 +11,7 @@ import sqlite3
 import time
 
 from gateway.history.db import Database, migration, run_script
+from gateway.holographic_facts import SqliteFactStore
 from gateway.tenants import TenantId
 from providers.base import ProviderServices
 from providers.scoping import ScopeRecord
@@ -86,5 +87,5 @@ class SqliteScopeRegistry:
 
 
 def provider_services(db: Database) -> ProviderServices:
-    """What a provider in this process may use: the scope registry on ``db``."""
-    return ProviderServices(scopes=SqliteScopeRegistry(db))
+    """What a provider in this process may use: the scope registry and fact store on ``db``."""
+    return ProviderServices(scopes=SqliteScopeRegistry(db), facts=SqliteFactStore(db))

@@ -63,7 +63,20 @@ class HonchoSettings(ProviderSection):
 
 
 class HolographicSettings(ProviderSection):
-    """Local fact store with holographic reduced representations (no service)."""
+    """Local fact store with holographic reduced representations (no service).
+
+    Facts live in the state store, per tenant scope; see ``providers/holographic``.
+    """
+
+    dimension: int = Field(default=1024, ge=512, le=16_384)  # phases per HRR vector
+    default_trust: float = Field(default=0.5, ge=0.0, le=1.0)  # trust of a new fact
+    min_trust: float = Field(default=0.3, ge=0.0, le=1.0)  # recall shows no fact below it
+    recall_limit: int = Field(default=8, ge=1, le=50)  # facts per recall
+    max_recall_chars: int = Field(default=2000, ge=200)
+    max_fact_chars: int = Field(default=1000, ge=50, le=10_000)
+    max_facts: int = Field(default=5000, ge=10, le=100_000)  # per tenant scope
+    max_tool_result_chars: int = Field(default=4000, ge=200)
+    mirror_memory: bool = True  # curated memory adds/replaces/removes mirrored as facts
 
 
 class Mem0Settings(ProviderSection):

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from gateway.memory.operations import Action
     from gateway.memory.store import Origin, Target
     from gateway.settings import Settings
+    from providers.holographic.facts import FactStore
 
 PROVIDER_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 
@@ -216,10 +217,12 @@ class ProviderServices:
     """What the gateway lends a provider instead of letting it open stores itself.
 
     ``scopes`` is the registry of backend keys (read it in :meth:`MemoryProvider.erase` only
-    through the records the manager passes; the manager records scopes itself).
+    through the records the manager passes; the manager records scopes itself). ``facts`` is
+    the holographic provider's fact store on the state store (None without one).
     """
 
     scopes: ScopeRegistry = field(default_factory=MemoryScopeRegistry)
+    facts: FactStore | None = None
 
 
 @dataclass(frozen=True, slots=True)

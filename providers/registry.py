@@ -37,6 +37,8 @@ BUNDLED: Mapping[str, str] = MappingProxyType(
     {
         "reference": "providers.reference:ReferenceProvider",
         "honcho": "providers.honcho.provider:HonchoProvider",
+        "holographic": "providers.holographic.provider:HolographicProvider",
+        "hindsight": "providers.hindsight.provider:HindsightProvider",
     }
 )
 
