@@ -199,8 +199,10 @@ def _word_set(text: str) -> set[str]:
 def _conflict(entities: set[str], words: set[str], other: Fact) -> float:
     """How much ``other`` looks like a rival statement about the same entities (0 = none).
 
-    Same entities and mostly the same words, but not all of them: "Dana prefers tea" against
-    "Dana prefers coffee". Near-identical wording is a duplicate, not a contradiction.
+    Same entities and mostly the same words: "Dana prefers tea" against "Dana prefers
+    coffee", or the same words in another order ("tea over coffee" / "coffee over tea").
+    Word sets cannot tell a reworded duplicate from a rival claim, so both are offered as
+    candidates for the model to judge.
     """
     theirs = _entity_set(other.entities)
     if not entities or not theirs or not entities & theirs:
@@ -209,6 +211,6 @@ def _conflict(entities: set[str], words: set[str], other: Fact) -> float:
     other_words = _word_set(other.content)
     union = words | other_words
     similar = len(words & other_words) / len(union) if union else 0.0
-    if similar < 0.3 or similar >= 0.9:
+    if similar < 0.3:
         return 0.0
     return overlap * similar
