@@ -95,6 +95,18 @@ class HindsightSettings(ProviderSection):
     }
     base_url: str | None = None
     api_key: SecretStr | None = None
+    # hybrid: recall before replies and offer tools; context: recall only; tools: tools only
+    recall_mode: Literal["hybrid", "context", "tools"] = "hybrid"
+    recall_budget: Literal["low", "mid", "high"] = "low"
+    reflect_budget: Literal["low", "mid", "high"] = "low"
+    recall_max_tokens: int = Field(default=1024, ge=64, le=16_384)
+    recall_timeout_s: float = Field(default=5.0, gt=0)  # recall, document check, version
+    retain_timeout_s: float = Field(default=60.0, gt=0)  # retain (LLM extraction), deletion
+    reflect_timeout_s: float = Field(default=30.0, gt=0)
+    read_retries: int = Field(default=1, ge=0, le=5)  # reads only, on 429/503
+    max_recall_chars: int = Field(default=4000, ge=200)
+    max_tool_result_chars: int = Field(default=4000, ge=200)
+    mirror_memory: bool = True  # curated USER.md/MEMORY.md additions are retained too
 
 
 class SupermemorySettings(ProviderSection):

@@ -154,7 +154,7 @@ def missing_requirements(name: str, settings: Settings) -> list[str]:
             f"environment variable {field.env_var or name.upper() + '_' + field.name.upper()} "
             f"is not set ({field.description})"
             for field in provider.config_schema()
-            if field.secret and getattr(section, field.name, None) is None
+            if (field.secret or field.env_var) and getattr(section, field.name, None) is None
         ]
     finally:
         provider.shutdown()
