@@ -28,7 +28,9 @@ def clean(text: str, limit: int) -> str:
 def bounded_answer(payload: dict[str, Any], items_key: str, limit: int) -> str:
     """``payload`` as JSON of at most ``limit`` characters, dropping ``items_key`` entries."""
     answer = dict(payload)
-    items = list(answer.get(items_key) or [])
+    if items_key not in answer:
+        return clip(json.dumps(answer, ensure_ascii=False), limit)  # no list: nothing to drop
+    items = list(answer[items_key] or [])
     while True:
         answer[items_key] = items
         text = json.dumps(answer, ensure_ascii=False)
