@@ -18,6 +18,7 @@ The SDK (the ``hindsight`` extra) is imported when the first call needs it.
 from __future__ import annotations
 
 import copy
+import importlib
 import importlib.util
 import logging
 import threading
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 SAVED_KEYS = ("base_url", "recall_mode", "recall_budget")
 MAX_QUERY_CHARS = 1000
+TURN_LOCKS = 64
 TURN_CONTEXT = "a conversation between a user and their assistant"
 PROMPT_BLOCKS = {
     "hybrid": (
@@ -92,6 +94,15 @@ class HindsightProvider(MemoryProvider):
         self._client: HindsightClient | None = None
         self._tools = Tools(settings, self.client)
         self._schemas = [] if settings.recall_mode == "context" else tool_schemas()
+        # One turn's check-then-write must not interleave with a retry of the same turn: a
+        # call the manager abandoned on timeout keeps running in its thread. Striped locks
+        # by (bank, session) serialise them within the process (jobs of one session already
+        # run one at a time across workers).
+        self._turn_locks = tuple(threading.Lock() for _ in range(TURN_LOCKS))
+        if importlib.util.find_spec("hindsight_client") is not None:
+            # The SDK takes seconds to import; pay that when the process starts, not inside
+            # the first call's timeout. Importing touches no network.
+            importlib.import_module("hindsight_client")
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Self:
@@ -147,6 +158,11 @@ class HindsightProvider(MemoryProvider):
         return "\n".join(lines) if len(lines) > 1 else ""
 
     def sync_turn(self, ctx: ProviderContext, turn: SyncedTurn) -> None:
+        stripe = hash((ctx.backend_key, turn.session_id)) % TURN_LOCKS
+        with self._turn_locks[stripe]:
+            self._sync_turn(ctx, turn)
+
+    def _sync_turn(self, ctx: ProviderContext, turn: SyncedTurn) -> None:
         client = self.client()
         marker = turn_marker(turn)
         stored = client.document_text(ctx.backend_key, turn.session_id)

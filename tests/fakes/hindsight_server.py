@@ -82,7 +82,7 @@ def _words(text: str) -> set[str]:
 
 
 class FakeHindsight(FakeHTTPServer):
-    """The fake server; ``banks`` is its state, ``reflect_gate`` can hold reflect calls."""
+    """The fake server; ``banks`` is its state; the gates hold recall / retain calls."""
 
     name = "fake-hindsight"
 
@@ -90,16 +90,21 @@ class FakeHindsight(FakeHTTPServer):
         super().__init__(port)
         self.banks: dict[str, BankRec] = {}
         self.recall_gate: threading.Event | None = None  # recall waits until set
+        self.retain_gate: threading.Event | None = None  # retain waits until set…
+        self.retain_waiting = threading.Event()  # …and says so here
         self._ids = itertools.count(1)
 
     def before(self, method: str, path: str) -> None:
-        gate = self.recall_gate
-        if gate is not None and path.endswith("/memories/recall"):
-            gate.wait(timeout=30.0)
+        if path.endswith("/memories/recall") and self.recall_gate is not None:
+            self.recall_gate.wait(timeout=30.0)
+        if method == "POST" and path.endswith("/memories") and self.retain_gate is not None:
+            self.retain_waiting.set()
+            self.retain_gate.wait(timeout=30.0)
 
     def release(self) -> None:
-        if self.recall_gate is not None:
-            self.recall_gate.set()
+        for gate in (self.recall_gate, self.retain_gate):
+            if gate is not None:
+                gate.set()
 
     def texts(self, bank: str, kind: str | None = None) -> list[str]:
         """The memory texts of ``bank`` (of one type), in the order they were made."""

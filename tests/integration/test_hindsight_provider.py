@@ -125,6 +125,23 @@ def test_each_turn_is_appended_once_to_the_session_document(
     assert fake.texts(alice.backend_key, "world") == ["I keep bees in Lyon", "They make honey"]
 
 
+def test_a_retry_racing_an_abandoned_call_writes_the_turn_once(
+    provider: HindsightProvider, fake: FakeHindsight, alice: ProviderContext
+) -> None:
+    fake.retain_gate = threading.Event()
+    first = threading.Thread(target=provider.sync_turn, args=(alice, turn("t1", "hello")))
+    first.start()  # as if the manager had given up on it: it is still writing
+    assert fake.retain_waiting.wait(10)
+    retry = threading.Thread(target=provider.sync_turn, args=(alice, turn("t1", "hello")))
+    retry.start()
+    retry.join(0.5)  # without the turn lock it would check now, find nothing, and write too
+    fake.retain_gate.set()
+    first.join(10)
+    retry.join(10)
+    assert len(fake.calls("POST", "/memories")) == 1
+    assert fake.banks[alice.backend_key].documents["s1"].text.count("[turn t1 at") == 1
+
+
 def test_a_failed_document_check_writes_nothing(
     provider: HindsightProvider, fake: FakeHindsight, alice: ProviderContext
 ) -> None:

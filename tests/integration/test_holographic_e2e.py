@@ -141,7 +141,9 @@ def test_a_failing_store_leaves_turns_answered(settings: Settings, fake_llm: Fak
 def test_tenants_forget_erases_the_facts_of_every_scope(
     settings: Settings, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.handler = Script([remember("Alice likes tea"), "ok", remember("Bob likes coffee"), "ok"])
+    fake_llm.handler = Script(
+        [remember("Alice likes tea"), "ok", remember("Bob likes coffee"), "ok"]
+    )
     turns(settings, ALICE, ["I like tea"])
     turns(settings, BOB, ["I like coffee"])
     done = forget(settings, "console:alice")
