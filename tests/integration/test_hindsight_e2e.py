@@ -21,6 +21,7 @@ from gateway.routing import Conversation
 from gateway.security.fence import FENCE_CLOSE, FENCE_OPEN
 from gateway.settings import Settings
 from providers.scoping import backend_key
+from tests.conftest import run_cli
 from tests.fakes.hindsight_server import FakeHindsight
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.script import Script, tool_call
@@ -163,3 +164,27 @@ def test_tenants_forget_deletes_the_banks_or_says_what_it_could_not(
     done = forget(settings, "console:alice", **env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert set(fake.banks) == {BOB_BANK}
+
+
+def test_setup_names_what_is_missing_and_doctor_checks_health(
+    home: Path, fake: FakeHindsight, fake_llm: FakeLLM
+) -> None:
+    setup = run_cli(["memory", "setup", "hindsight"], home=home, input_text="\n\n\n")
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    assert "missing: environment variable HINDSIGHT_API_URL is not set" in setup.stdout
+    assert "missing: environment variable HINDSIGHT_API_KEY is not set" in setup.stdout
+    assert "secret: set HINDSIGHT_API_KEY in the environment" in setup.stdout
+    env = {
+        "MNEMOGATE_LLM__BASE_URL": fake_llm.base_url,
+        "MNEMOGATE_LLM__MODEL": "fake-model",
+        "MNEMOGATE_MEMORY__PROVIDER": "hindsight",
+        "HINDSIGHT_API_URL": fake.base_url,
+    }
+    good = run_cli(["doctor"], home=home, **env)
+    assert f"✓ provider: hindsight: server {fake.base_url} reachable (API 0.4.0-fake)" in (
+        good.stdout
+    ), good.stdout + good.stderr
+    fake.stop()
+    bad = run_cli(["doctor"], home=home, **env)
+    assert "✗ provider: hindsight: HindsightCallError: hindsight version:" in bad.stdout
+    assert bad.returncode == 1

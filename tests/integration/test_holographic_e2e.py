@@ -7,6 +7,8 @@ fake LLM over HTTP, which calls ``fact_store`` when scripted to; jobs run in an 
 
 from __future__ import annotations
 
+import importlib.util
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,8 @@ from gateway.history.db import Database
 from gateway.routing import Conversation
 from gateway.security.fence import FENCE_CLOSE, FENCE_OPEN
 from gateway.settings import Settings
+from providers.registry import missing_requirements
+from tests.conftest import run_cli
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.script import Script, tool_call
 from tests.integration.background import make_settings, turns, work
@@ -151,3 +155,28 @@ def test_tenants_forget_erases_the_facts_of_every_scope(
     assert "provider items: 1" in done.stdout
     assert facts_of(settings, "console:alice") == []
     assert facts_of(settings, "console:bob") == ["Bob likes coffee"]
+
+
+def test_doctor_and_setup(home: Path, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {
+        "MNEMOGATE_LLM__BASE_URL": fake_llm.base_url,
+        "MNEMOGATE_LLM__MODEL": "fake-model",
+        "MNEMOGATE_MEMORY__PROVIDER": "holographic",
+    }
+    doctor = run_cli(["doctor"], home=home, **env)
+    assert "✓ provider: holographic: numpy " in doctor.stdout, doctor.stdout + doctor.stderr
+    assert "dimension 1024 (match threshold 0.110), 0 facts in the state store" in doctor.stdout
+    setup = run_cli(["memory", "setup", "holographic"], home=home, input_text="2048\n\n4\n")
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    assert "missing" not in setup.stdout
+    config = tomllib.loads((home / "config.toml").read_text())
+    assert config["holographic"] == {"dimension": 2048, "recall_limit": 4, "min_trust": 0.3}
+    assert config["memory"]["provider"] == "holographic"
+    # Without numpy, setup names the extra to install.
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "numpy" else real(name, *a)
+    )
+    assert missing_requirements("holographic", Settings(home=home)) == [
+        "Python packages missing (numpy): pip install 'mnemogate[holographic]'"
+    ]
