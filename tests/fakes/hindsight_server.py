@@ -10,9 +10,10 @@ experience, any other line a world fact. Recall matches memories sharing a word 
 letters) with the query; an unknown bank answers 404 to recall, reflect, documents and
 deletion, as the real server does; retain creates the bank.
 
-Assumed, not verified against a server: ``update_mode: "append"`` appends the item's text to
-the document's ``original_text`` (blank line between), ``"replace"`` replaces the document
-and its memories.
+Append, as read in the hindsight-api-slim 1.1.0 source (not run here): ``update_mode:
+"append"`` joins the stored ``original_text`` and the item's text with a newline and
+reprocesses the document; ``"replace"`` replaces the document and its memories. (The real
+server refuses ``append`` when it does not store document text.)
 
 Standalone: ``python -m tests.fakes.hindsight_server --port 8888``.
 """
@@ -169,7 +170,7 @@ class FakeHindsight(FakeHTTPServer):
             now = _now()
             doc = rec.documents.get(doc_id)
             if doc is not None and item.get("update_mode") == "append":
-                doc.text = f"{doc.text}\n\n{content}"
+                doc.text = f"{doc.text}\n{content}"
                 doc.updated_at = now
             else:
                 if doc is not None:  # replace: the document's memories go too
