@@ -86,6 +86,14 @@ _NOT_NAMES = frozenset(
 
 
 @dataclass(frozen=True, slots=True)
+class Bank:
+    """One tenant's bank (the scope's backend key): what every store call names."""
+
+    tenant: TenantId
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
 class NewFact:
     """A fact to store; ``vector`` holds ``dim`` phases as little-endian float32 bytes."""
 

@@ -35,13 +35,13 @@ from providers.base import (
     RecallQuery,
     tool_error,
 )
-from providers.holographic.facts import FactStore
+from providers.holographic.facts import Bank, FactStore
+from providers.holographic.tools import tool_schemas
 from providers.scoping import ScopeRecord
 from providers.toolresults import clean
 
 if TYPE_CHECKING:
     from gateway.settings import Settings
-    from providers.holographic.retrieval import Bank
     from providers.holographic.tools import FactTools
     from providers.holographic.writer import FactWriter
 
@@ -84,8 +84,6 @@ class HolographicProvider(MemoryProvider):
         return None  # a bank is just a key: nothing to create
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        from providers.holographic.tools import tool_schemas
-
         return tool_schemas()
 
     def system_prompt_block(self) -> str:
@@ -190,6 +188,4 @@ class HolographicProvider(MemoryProvider):
 
 
 def _bank(ctx: ProviderContext) -> Bank:
-    from providers.holographic.retrieval import Bank
-
     return Bank(ctx.tenant, ctx.backend_key)

@@ -22,13 +22,11 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from gateway.tenants import TenantId
 from providers.holographic import hrr
-from providers.holographic.facts import Fact, FactChange, FactStore, normalise_entity
+from providers.holographic.facts import Bank, Fact, FactChange, FactStore, normalise_entity
 
 log = logging.getLogger(__name__)
 Scored = list[tuple[Fact, float]]
@@ -37,14 +35,6 @@ Scored = list[tuple[Fact, float]]
 def threshold(dim: int) -> float:
     """The least similarity that means "bound in this fact": five noise deviations."""
     return max(0.1, 5.0 / math.sqrt(2 * dim))
-
-
-@dataclass(frozen=True, slots=True)
-class Bank:
-    """One tenant's bank: the arguments every store call needs."""
-
-    tenant: TenantId
-    key: str
 
 
 class Retriever:
@@ -62,7 +52,8 @@ class Retriever:
     # -- queries ------------------------------------------------------------------------------
 
     def search(self, bank: Bank, query: str, limit: int, min_trust: float = 0.0) -> Scored:
-        hits = self.store.text_search(bank.tenant, bank.key, [query], max(limit * 4, 20))
+        terms = hrr.words(query)  # stop words would match nearly every fact
+        hits = self.store.text_search(bank.tenant, bank.key, terms, max(limit * 4, 20))
         hits = [(f, rank) for f, rank in hits if f.trust >= min_trust]
         if not hits:
             return []

@@ -9,7 +9,7 @@ fact text, bounded by ``max_tool_result_chars``; bad arguments get an error answ
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.settings import HolographicSettings
 from providers.base import tool_error
@@ -17,14 +17,17 @@ from providers.holographic.facts import (
     CATEGORIES,
     HELPFUL_DELTA,
     UNHELPFUL_DELTA,
+    Bank,
     Fact,
     FactChange,
     extract_entities,
     parse_tags,
 )
-from providers.holographic.retrieval import Bank, Retriever
-from providers.holographic.writer import FactWriter
 from providers.toolresults import bounded_answer, clean
+
+if TYPE_CHECKING:  # numpy-backed: the schemas below must load without the extra
+    from providers.holographic.retrieval import Retriever
+    from providers.holographic.writer import FactWriter
 
 ACTIONS = ("add", "search", "probe", "related", "reason", "contradict", "update", "remove", "list")
 MAX_LIMIT = 50

@@ -12,12 +12,13 @@ from gateway.settings import HolographicSettings
 from providers.base import MemoryWriteEvent
 from providers.holographic.facts import (
     CATEGORIES,
+    Bank,
     Fact,
     FactChange,
     NewFact,
     extract_entities,
 )
-from providers.holographic.retrieval import Bank, Retriever
+from providers.holographic.retrieval import Retriever
 
 MIRROR_SOURCE = "memory"  # facts mirrored from curated memory (USER.md / MEMORY.md)
 MIRROR_CATEGORY = {"user": "user_pref", "memory": "general"}

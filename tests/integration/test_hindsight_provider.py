@@ -33,6 +33,7 @@ from providers.manager import MemoryManager
 from providers.registry import load_provider, missing_requirements
 from providers.scoping import ScopeRecord
 from tests.fakes.hindsight_server import FakeHindsight
+from tests.without_module import run_without
 
 pytestmark = pytest.mark.integration
 NOW = datetime(2025, 5, 6, 7, 8, 9, tzinfo=UTC)
@@ -295,3 +296,24 @@ def test_settings_setup_and_health(
     assert provider.is_available()
     assert provider.health() == f"server {fake.base_url} reachable (API 0.4.0-fake)"
     provider.shutdown()
+
+
+def test_without_the_sdk_the_provider_loads_and_setup_names_the_extra() -> None:
+    done = run_without(
+        ("hindsight_client", "hindsight_client_api"),
+        """
+        from gateway.settings import Settings
+        from providers.registry import load_provider, missing_requirements
+        settings = Settings(hindsight={"base_url": "http://127.0.0.1:9"})
+        print(missing_requirements("hindsight", settings))
+        provider = load_provider("hindsight", settings)
+        print(provider.is_available(), len(provider.tool_schemas()))
+        print("hindsight_client" in sys.modules)
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "[\"Python packages missing (hindsight_client): pip install 'mnemogate[hindsight]'\"]",
+        "False 3",
+        "False",
+    ]

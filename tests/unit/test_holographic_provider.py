@@ -30,6 +30,7 @@ from providers.contract import ProviderContract, make_context
 from providers.holographic.provider import HolographicProvider
 from providers.manager import MemoryManager
 from providers.registry import load_provider
+from tests.without_module import run_without
 
 if TYPE_CHECKING:
     from gateway.memory.operations import Action
@@ -340,3 +341,24 @@ def test_a_failing_store_leaves_the_turn_alone(tmp_path: Path, alice: ProviderCo
     answer = json.loads(manager.handle_tool_call(alice, "fact_store", '{"action": "list"}'))
     assert answer["success"] is False
     assert manager.stats.failures >= 2
+
+
+def test_without_numpy_the_provider_loads_and_setup_names_the_extra() -> None:
+    done = run_without(
+        ("numpy",),
+        """
+        from gateway.settings import Settings
+        from providers.registry import load_provider, missing_requirements
+        settings = Settings(memory={"provider": "holographic"})
+        print(missing_requirements("holographic", settings))
+        provider = load_provider("holographic", settings)
+        print(provider.is_available(), [t["function"]["name"] for t in provider.tool_schemas()])
+        print("numpy" in sys.modules)
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "[\"Python packages missing (numpy): pip install 'mnemogate[holographic]'\"]",
+        "False ['fact_store', 'fact_feedback']",
+        "False",
+    ]
