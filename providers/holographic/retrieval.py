@@ -30,6 +30,8 @@ from providers.holographic.facts import Bank, Fact, FactChange, FactStore, norma
 
 log = logging.getLogger(__name__)
 Scored = list[tuple[Fact, float]]
+Shape = tuple[set[str], set[str]]  # (entities, words) of a statement
+CONTRADICTION_SCAN = 500
 
 
 def threshold(dim: int) -> float:
@@ -111,19 +113,22 @@ class Retriever:
         """Pairs about the same entities that say similar but different things, best first.
 
         With ``claim``, the pairs are (None, stored fact) for a new statement not yet stored.
+        Only the ``CONTRADICTION_SCAN`` most trusted, newest facts are compared, so the cost
+        (pairs within each entity's facts) stays bounded on a full bank.
         """
-        facts = self._all(bank)
+        facts = self._all(bank)[:CONTRADICTION_SCAN]
+        shapes = {f.id: (_entity_set(f.entities), _word_set(f.content)) for f in facts}
         pairs: list[tuple[Fact | None, Fact, float]] = []
         if claim is not None:
-            mine = _entity_set(claim_entities)
+            mine = (_entity_set(claim_entities), _word_set(claim))
             for fact in facts:
-                score = _conflict(mine, _word_set(claim), fact)
+                score = _conflict(mine, shapes[fact.id])
                 if score > 0:
                     pairs.append((None, fact, score))
         else:
             by_entity: dict[str, list[Fact]] = {}
             for fact in facts:
-                for name in _entity_set(fact.entities):
+                for name in shapes[fact.id][0]:
                     by_entity.setdefault(name, []).append(fact)
             seen: set[tuple[int, int]] = set()
             for group in by_entity.values():
@@ -133,9 +138,7 @@ class Retriever:
                         if ids in seen:
                             continue
                         seen.add(ids)
-                        score = _conflict(
-                            _entity_set(first.entities), _word_set(first.content), second
-                        )
+                        score = _conflict(shapes[first.id], shapes[second.id])
                         if score > 0:
                             pairs.append((first, second, score))
         pairs.sort(key=lambda p: (-p[2], p[1].id))
@@ -187,19 +190,19 @@ def _word_set(text: str) -> set[str]:
     return set(hrr.words(text))
 
 
-def _conflict(entities: set[str], words: set[str], other: Fact) -> float:
-    """How much ``other`` looks like a rival statement about the same entities (0 = none).
+def _conflict(mine: Shape, theirs: Shape) -> float:
+    """How much two statements look like rivals about the same entities (0 = not at all).
 
     Same entities and mostly the same words: "Dana prefers tea" against "Dana prefers
     coffee", or the same words in another order ("tea over coffee" / "coffee over tea").
     Word sets cannot tell a reworded duplicate from a rival claim, so both are offered as
     candidates for the model to judge.
     """
-    theirs = _entity_set(other.entities)
-    if not entities or not theirs or not entities & theirs:
+    (entities, words), (other_entities, other_words) = mine, theirs
+    shared = entities & other_entities
+    if not shared:
         return 0.0
-    overlap = len(entities & theirs) / len(entities | theirs)
-    other_words = _word_set(other.content)
+    overlap = len(shared) / len(entities | other_entities)
     union = words | other_words
     similar = len(words & other_words) / len(union) if union else 0.0
     if similar < 0.3:
