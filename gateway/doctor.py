@@ -17,6 +17,7 @@ from gateway.fsutil import ensure_private_dir
 from gateway.history.db import Database
 from gateway.llm.client import LLMClient
 from gateway.memory.store import MemoryStore
+from gateway.provider_scopes import provider_services
 from gateway.redaction import safe_url
 from gateway.settings import LLMSettings, Settings
 from providers.registry import load_provider
@@ -216,7 +217,12 @@ def check_provider(settings: Settings) -> Check | None:
         provider = load_provider(name, settings)
     except MnemogateError as exc:
         return Check("provider", "fail", str(exc), "fix memory.provider or install the plugin")
+    db: Database | None = None
     try:
+        # The provider gets what the gateway lends it (a fact store on state.db, the scope
+        # registry), so its health check reaches the same storage a turn would.
+        db = Database(settings.state_db)
+        provider.attach(provider_services(db))
         if not provider.is_available():
             return Check(
                 "provider",
@@ -234,6 +240,8 @@ def check_provider(settings: Settings) -> Check | None:
         )
     finally:
         provider.shutdown()
+        if db is not None:
+            db.close()
     return Check("provider", "ok", f"{name}: {detail}")
 
 

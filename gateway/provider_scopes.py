@@ -14,6 +14,7 @@ import time
 from gateway.errors import NotFound
 from gateway.history.db import Database, migration, run_script
 from gateway.history.store import SessionStore
+from gateway.holographic_facts import SqliteFactStore
 from gateway.provider_turns import SqliteTurnLedger
 from gateway.tenants import TenantId
 from providers.base import ProviderServices
@@ -109,9 +110,10 @@ class StoredTranscripts:
 
 
 def provider_services(db: Database) -> ProviderServices:
-    """What a provider in this process may use: scope registry, turn ledger, transcripts."""
+    """What a provider in this process may use: scopes, turn ledger, transcripts, facts."""
     return ProviderServices(
         scopes=SqliteScopeRegistry(db),
         turns=SqliteTurnLedger(db),
         transcripts=StoredTranscripts(db),
+        facts=SqliteFactStore(db),
     )

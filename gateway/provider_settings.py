@@ -72,7 +72,20 @@ class HonchoSettings(ProviderSection):
 
 
 class HolographicSettings(ProviderSection):
-    """Local fact store with holographic reduced representations (no service)."""
+    """Local fact store with holographic reduced representations (no service).
+
+    Facts live in the state store, per tenant scope; see ``providers/holographic``.
+    """
+
+    dimension: int = Field(default=1024, ge=512, le=16_384)  # phases per HRR vector
+    default_trust: float = Field(default=0.5, ge=0.0, le=1.0)  # trust of a new fact
+    min_trust: float = Field(default=0.3, ge=0.0, le=1.0)  # recall shows no fact below it
+    recall_limit: int = Field(default=8, ge=1, le=50)  # facts per recall
+    max_recall_chars: int = Field(default=2000, ge=200)
+    max_fact_chars: int = Field(default=1000, ge=50, le=10_000)
+    max_facts: int = Field(default=5000, ge=10, le=100_000)  # per tenant scope
+    max_tool_result_chars: int = Field(default=4000, ge=200)
+    mirror_memory: bool = True  # curated memory adds/replaces/removes mirrored as facts
 
 
 class Mem0Settings(ProviderSection):
@@ -117,6 +130,18 @@ class HindsightSettings(ProviderSection):
     }
     base_url: str | None = None
     api_key: SecretStr | None = None
+    # hybrid: recall before replies and offer tools; context: recall only; tools: tools only
+    recall_mode: Literal["hybrid", "context", "tools"] = "hybrid"
+    recall_budget: Literal["low", "mid", "high"] = "low"
+    reflect_budget: Literal["low", "mid", "high"] = "low"
+    recall_max_tokens: int = Field(default=1024, ge=64, le=16_384)
+    recall_timeout_s: float = Field(default=5.0, gt=0)  # recall, document check, version
+    retain_timeout_s: float = Field(default=60.0, gt=0)  # retain (LLM extraction), deletion
+    reflect_timeout_s: float = Field(default=30.0, gt=0)
+    read_retries: int = Field(default=1, ge=0, le=5)  # reads only, on 429/503
+    max_recall_chars: int = Field(default=4000, ge=200)
+    max_tool_result_chars: int = Field(default=4000, ge=200)
+    mirror_memory: bool = True  # curated USER.md/MEMORY.md additions are retained too
 
 
 class SupermemorySettings(ProviderSection):

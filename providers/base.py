@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from gateway.memory.operations import Action
     from gateway.memory.store import Origin, Target
     from gateway.settings import Settings
+    from providers.holographic.facts import FactStore
 
 PROVIDER_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 
@@ -234,12 +235,14 @@ class ProviderServices:
     through the records the manager passes; the manager records scopes itself). ``turns``
     is the ledger of turns already delivered, for services without idempotent writes (see
     :mod:`providers.ledger`). ``transcripts`` reads a session's messages (Supermemory ingests
-    a session when it ends, in the gateway, while turns were synced by workers).
+    a session when it ends, in the gateway, while turns were synced by workers). ``facts``
+    is the holographic provider's fact store on the state store (None without one).
     """
 
     scopes: ScopeRegistry = field(default_factory=MemoryScopeRegistry)
     turns: TurnLedger = field(default_factory=MemoryTurnLedger)
     transcripts: SessionTranscripts = field(default_factory=NoTranscripts)
+    facts: FactStore | None = None
 
 
 @dataclass(frozen=True, slots=True)

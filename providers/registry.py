@@ -37,6 +37,8 @@ BUNDLED: Mapping[str, str] = MappingProxyType(
     {
         "reference": "providers.reference:ReferenceProvider",
         "honcho": "providers.honcho.provider:HonchoProvider",
+        "holographic": "providers.holographic.provider:HolographicProvider",
+        "hindsight": "providers.hindsight.provider:HindsightProvider",
         "mem0": "providers.mem0.provider:Mem0Provider",
         "supermemory": "providers.supermemory.provider:SupermemoryProvider",
         "openviking": "providers.openviking.provider:OpenVikingProvider",
@@ -157,7 +159,7 @@ def missing_requirements(name: str, settings: Settings) -> list[str]:
             f"environment variable {field.env_var or name.upper() + '_' + field.name.upper()} "
             f"is not set ({field.description})"
             for field in provider.config_schema()
-            if field.secret and getattr(section, field.name, None) is None
+            if (field.secret or field.env_var) and getattr(section, field.name, None) is None
         ] + provider.setup_problems()
     finally:
         provider.shutdown()

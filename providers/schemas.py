@@ -1,4 +1,4 @@
-"""Checking the function-tool definitions a provider offers, and the names it may not use."""
+"""Function-tool definitions of providers: building them, checking them, names they may not use."""
 
 from __future__ import annotations
 
@@ -10,6 +10,22 @@ from typing import Any
 from providers.errors import InvalidProvider
 
 CORE_TOOL_NAMES = frozenset({"memory", "session_search"})
+
+
+def function_tool(
+    name: str, description: str, properties: dict[str, Any], required: list[str]
+) -> dict[str, Any]:
+    """An OpenAI function-tool definition with an object of ``properties`` as parameters."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        },
+    }
+
+
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 # Parameters a provider tool may not declare: who the tenant is comes from the context.
 RESERVED_ARGUMENTS = frozenset(

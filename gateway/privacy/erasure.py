@@ -44,10 +44,9 @@ from gateway.history.fts import optimize, unindex_tenant
 from gateway.keys import RedisKeys
 from gateway.pairing import new_code, normalize_code
 from gateway.privacy.export import opened_database
-from gateway.provider_scopes import SqliteScopeRegistry
+from gateway.provider_scopes import SqliteScopeRegistry, provider_services
 from gateway.settings import Settings
 from gateway.tenants import TenantId, tenant_dir
-from providers.base import ProviderServices
 from providers.registry import build_manager
 from workers import queues
 from workers.queues import QUEUE_ORDER, one_line, queue_name
@@ -261,7 +260,7 @@ def _configured_provider(
     """The configured provider's own ``erase`` over every recorded scope of the tenant."""
 
     def forget(tenant: TenantId) -> int:
-        services = ProviderServices(scopes=registry) if registry else None
+        services = provider_services(registry.db) if registry else None
         manager = build_manager(settings, services)
         try:
             removed, leftovers = manager.erase(tenant)

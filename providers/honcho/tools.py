@@ -21,6 +21,7 @@ from providers.base import tool_error
 from providers.honcho.client import Level
 from providers.honcho.recall import LEVELS, Recaller, cap_level, clip
 from providers.honcho.scope import TenantScope
+from providers.schemas import function_tool
 
 MAX_SEARCH = 20
 CARD_LINES = 40
@@ -30,19 +31,6 @@ LEVEL_GUIDE = (
     "patterns and contradictions; max: exhaustive audit-level analysis (slow, costly)."
 )
 Handler = Callable[[TenantScope, dict[str, Any]], dict[str, Any] | str]
-
-
-def _function(
-    name: str, description: str, properties: dict[str, Any], required: list[str]
-) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": required},
-        },
-    }
 
 
 def tool_schemas(settings: HonchoSettings) -> list[dict[str, Any]]:
@@ -55,7 +43,7 @@ def tool_schemas(settings: HonchoSettings) -> list[dict[str, Any]]:
             "description": "How hard Honcho should think. " + LEVEL_GUIDE,
         }
     return [
-        _function(
+        function_tool(
             "honcho_profile",
             "Read or replace this user's Honcho profile (peer card: short, stable facts). "
             "'read' also lists recent conclusions with their ids; 'replace' sets the whole "
@@ -70,7 +58,7 @@ def tool_schemas(settings: HonchoSettings) -> list[dict[str, Any]]:
             },
             ["action"],
         ),
-        _function(
+        function_tool(
             "honcho_search",
             "Search what this user said in earlier conversations; returns matching messages.",
             {
@@ -79,21 +67,21 @@ def tool_schemas(settings: HonchoSettings) -> list[dict[str, Any]]:
             },
             ["query"],
         ),
-        _function(
+        function_tool(
             "honcho_context",
             "Honcho's current picture of this user: summary of this conversation, what it "
             "knows about them and their profile. `query` focuses it on a topic.",
             {"query": {"type": "string", "description": "Optional topic to focus on."}},
             [],
         ),
-        _function(
+        function_tool(
             "honcho_reasoning",
             "Ask Honcho to reason over everything it knows about this user and answer a "
             "question. Slower and costlier than honcho_context.",
             reasoning,
             ["query"],
         ),
-        _function(
+        function_tool(
             "honcho_conclude",
             "Record a durable fact about this user in Honcho ('create' with `content`), or "
             "remove one ('delete' with a `conclusion_id` from honcho_profile).",

@@ -17,18 +17,14 @@ Standalone: ``python -m tests.fakes.honcho_server --port 8000``.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 from tests.fakes.honcho_payloads import Query, WorkspaceRec
 from tests.fakes.honcho_world import Answer, NotFound, Params, World
+from tests.fakes.http_fake import FakeHTTPServer
 
 Route = Callable[[World, WorkspaceRec, Params, Query, Any], Answer]
 _WS = r"/v3/workspaces/(?P<ws>[^/]+)"
@@ -69,106 +65,29 @@ ROUTES: list[tuple[str, re.Pattern[str], Route]] = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Recorded:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    body: Any
-    status: int  # 0: the connection was dropped
-
-
-@dataclass
-class _Fault:
-    times: int
-    status: int  # 0: drop the connection
-    method: str | None
-    path_suffix: str | None
-    skip: int = 0  # matching requests to let through first
-
-    def matches(self, method: str, path: str) -> bool:
-        return (self.method is None or self.method == method) and (
-            self.path_suffix is None or path.endswith(self.path_suffix)
-        )
-
-
-class FakeHoncho:
+class FakeHoncho(FakeHTTPServer):
     """The fake server; ``base_url`` is what an SDK client should be given."""
 
+    name = "fake-honcho"
+
     def __init__(self, port: int = 0) -> None:
+        super().__init__(port)
         self.world = World()
         self.chat_delay_s = 0.0
         self.chat_gate: threading.Event | None = None
-        self._port = port
-        self._lock = threading.RLock()
-        self._faults: list[_Fault] = []
-        self._requests: list[Recorded] = []
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle -----------------------------------------------------------------------
-
-    def start(self) -> FakeHoncho:
-        if self._server is not None:
-            raise RuntimeError("FakeHoncho already started")
-        self._server = _Server(("127.0.0.1", self._port), _Handler, self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.02,), name="fake-honcho", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        server, thread = self._server, self._thread
-        if server is None or thread is None:
+    def before(self, method: str, path: str) -> None:
+        if not path.endswith("/chat"):
             return
+        gate, delay = self.chat_gate, self.chat_delay_s
+        if gate is not None:
+            gate.wait(timeout=30.0)
+        elif delay > 0:
+            threading.Event().wait(delay)
+
+    def release(self) -> None:
         if self.chat_gate is not None:
             self.chat_gate.set()  # release any held dialectic so its thread can finish
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5.0)
-        self._server = self._thread = None
-
-    def __enter__(self) -> FakeHoncho:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("FakeHoncho is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    # -- scripting and inspection --------------------------------------------------------
-
-    def fail(
-        self,
-        times: int = 1,
-        *,
-        status: int = 500,
-        method: str | None = None,
-        path_suffix: str | None = None,
-        skip: int = 0,
-    ) -> None:
-        """The next ``times`` matching requests (after ``skip`` more) get ``status`` and
-        change nothing."""
-        with self._lock:
-            self._faults.append(_Fault(times, status, method, path_suffix, skip))
-
-    def drop(
-        self, times: int = 1, *, method: str | None = None, path_suffix: str | None = None
-    ) -> None:
-        """The next ``times`` matching requests are handled, then their connection is closed
-        without an answer (the client cannot know whether the write happened)."""
-        self.fail(times, status=0, method=method, path_suffix=path_suffix)
 
     def set_summary(self, session_id: str, text: str) -> None:
         with self._lock:
@@ -176,57 +95,7 @@ class FakeHoncho:
                 if session_id in ws.sessions:
                     ws.sessions[session_id].summary = text
 
-    @property
-    def requests(self) -> list[Recorded]:
-        with self._lock:
-            return list(self._requests)
-
-    def calls(self, method: str, path_suffix: str) -> list[Recorded]:
-        """Recorded requests with this method whose path ends with ``path_suffix``."""
-        return [r for r in self.requests if r.method == method and r.path.endswith(path_suffix)]
-
-    def clear_requests(self) -> None:
-        with self._lock:
-            self._requests.clear()
-
-    # -- dispatch (called by the request handler) ----------------------------------------
-
-    def handle(self, method: str, target: str, body: Any) -> tuple[int, Any, bool]:
-        """(status, payload, drop connection) for one request."""
-        split = urlsplit(target)
-        path, query = split.path, parse_qs(split.query, keep_blank_values=True)
-        if path.endswith("/chat"):
-            self._wait_for_chat()
-        with self._lock:
-            fault = self._take_fault(method, path)
-            if fault is not None and fault.status:
-                status, payload, dropped = fault.status, {"detail": "injected failure"}, False
-            else:
-                status, payload = self._route(method, path, query, body)
-                dropped = fault is not None
-            self._requests.append(Recorded(method, path, query, body, 0 if dropped else status))
-        return status, payload, dropped
-
-    def _wait_for_chat(self) -> None:
-        gate, delay = self.chat_gate, self.chat_delay_s
-        if gate is not None:
-            gate.wait(timeout=30.0)
-        elif delay > 0:
-            threading.Event().wait(delay)
-
-    def _take_fault(self, method: str, path: str) -> _Fault | None:
-        for fault in self._faults:
-            if fault.matches(method, path):
-                if fault.skip > 0:
-                    fault.skip -= 1
-                    return None
-                fault.times -= 1
-                if fault.times <= 0:
-                    self._faults.remove(fault)
-                return fault
-        return None
-
-    def _route(self, method: str, path: str, query: Query, body: Any) -> Answer:
+    def route(self, method: str, path: str, query: Query, body: Any) -> Answer:
         if method == "POST" and path == "/v3/workspaces":
             return self.world.create_workspace(body or {})
         allowed = False
@@ -248,52 +117,6 @@ class FakeHoncho:
         if allowed:
             return 405, {"detail": "Method Not Allowed"}
         return 404, {"detail": "Not Found"}
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, address: tuple[str, int], handler: type[_Handler], fake: FakeHoncho) -> None:
-        super().__init__(address, handler)
-        self.fake = fake
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body leave at once: no 40 ms ACK stalls
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return  # keep test output quiet
-
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except json.JSONDecodeError:
-            self._send(422, {"detail": [{"loc": ["body"], "msg": "JSON decode error"}]})
-            return
-        status, payload, dropped = self.server.fake.handle(self.command, self.path, body)
-        if dropped:
-            self.close_connection = True
-            return
-        try:
-            self._send(status, payload)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client gave up (its timeout) before the answer
-
-    def _send(self, status: int, payload: Any) -> None:
-        data = b"" if payload is None else json.dumps(payload).encode("utf-8")
-        self.send_response(status)
-        if data:
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if data:
-            self.wfile.write(data)
-
-    do_GET = do_POST = do_PUT = do_DELETE = _serve
 
 
 def main() -> None:
