@@ -1,7 +1,8 @@
 """Message-level retrieval: rank one tenant's matching messages, then pack the best windows.
 
 :func:`find_hits` asks the full-text index for the strict expression (every term), and for
-the broad one (any term) when that finds fewer than ``MIN_STRICT_HITS``; BM25 over the
+the broad one (any term) when that finds nothing (keywords) or fewer than
+``MIN_STRICT_HITS`` (a question); BM25 over the
 tenant's own rows is multiplied by the share of distinct query terms a message contains
 (squared, so covering more terms beats repeating one) and boosted when the message falls in
 the dates a time expression named. A question that is only a date ("what did we talk about
@@ -68,8 +69,11 @@ def find_hits(
 ) -> list[Hit]:
     """The tenant's matching messages in ``scope``, best first (at most ``MAX_HITS``)."""
     rows: dict[int, sqlite3.Row] = {}
+    # Keywords are taken at their word unless nothing has them all; a question is broadened
+    # whenever every term together finds little, since people word things differently.
+    enough = MIN_STRICT_HITS if parsed.natural else 1
     for expression in (parsed.expression, parsed.fallback):
-        if not expression or len(rows) >= MIN_STRICT_HITS:
+        if not expression or len(rows) >= enough:
             continue
         for row in _matching(conn, tenant, expression, scope):
             rows.setdefault(row["id"], row)
@@ -144,8 +148,8 @@ def pack(
         root = roots.get(hit.session_id, hit.session_id)
         if root == skip or misses >= MAX_MISSES or packer.shown(hit.id):
             continue
-        if hit.score < best * RELATIVE_CUTOFF:
-            break
+        if parsed.natural and hit.score < best * RELATIVE_CUTOFF:
+            break  # keyword matches all meet the user's terms; a question's may be weak
         if root not in chosen and len(chosen) >= lineages:
             continue
         if hit.session_id not in sessions:
