@@ -1,0 +1,528 @@
+"""Templates of the synthetic recall histories: facts, paraphrased questions, distractors.
+
+The ``tune`` and ``heldout`` templates share no topic and no question wording, and their
+time expressions differ, so the held-out score says how the search does on questions it was
+not adjusted for. Filler small talk reuses the templates' topic words (sister, garden,
+museum, rent, 厨房, 护照 …) so that a word of the question alone does not find the fact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Template:
+    kind: str  # "single", "multi" or "dated"
+    facts: list[str]
+    questions: list[str]
+    distractors: list[str] = field(default_factory=list)
+    slots: dict[str, list[str]] = field(default_factory=dict)
+
+
+def T(
+    kind: str, facts: list[str], questions: list[str], distractors: list[str], **slots: str
+) -> Template:
+    return Template(
+        kind, facts, questions, distractors, {k: v.split("|") for k, v in slots.items()}
+    )
+
+
+FILLER = {
+    "en": [
+        "I had a long day at work, the {thing} meeting dragged on forever.",
+        "Thinking about getting coffee with {friend} this weekend.",
+        "The weather in {city} looks rainy today.",
+        "My sister sent me photos from her holiday.",
+        "I need to tidy up the garden at some point.",
+        "The museum near my office has free entry on Sundays.",
+        "I should really go running more often.",
+        "My manager asked for an update on the {thing} project.",
+        "Dinner tonight was pasta again, nothing special.",
+        "I watched a documentary about {thing} last night.",
+        "Do you have tips for sleeping better?",
+        "The car is due for its inspection soon.",
+        "I paid the rent and the electricity bill today.",
+        "{friend} is planning a party, I might go.",
+        "The kitchen is a mess after cooking all afternoon.",
+        "I'm reading a novel about {thing}, it's slow but good.",
+        "Work was quiet, I mostly answered emails.",
+        "My brother called, we talked about football.",
+        "I bought new headphones, the old ones broke.",
+        "Thinking of booking a trip to {city} later this year.",
+        "The bakery on my street closed for renovation.",
+        "I tried a new recipe with {thing}, it was okay.",
+    ],
+    "zh": [
+        "今天上班很累，{thing}的会议开了好久。",
+        "周末想约{friend}一起喝咖啡。",
+        "{city}今天好像要下雨。",
+        "我姐姐给我发了她度假的照片。",
+        "花园该收拾一下了。",
+        "我单位附近的博物馆周日免费开放。",
+        "我真的应该多去跑步。",
+        "领导让我汇报一下{thing}项目的进度。",
+        "今天晚饭又是面条，没什么特别的。",
+        "昨晚看了一部关于{thing}的纪录片。",
+        "你有什么改善睡眠的建议吗？",
+        "车子快要年检了。",
+        "今天交了房租和电费。",
+        "{friend}在筹备一个聚会，我可能会去。",
+        "做了一下午饭，厨房乱成一团。",
+        "我在读一本关于{thing}的小说，节奏慢但挺好看。",
+        "今天工作不忙，主要在回邮件。",
+        "我哥哥打电话来，我们聊了足球。",
+        "我买了新耳机，旧的坏了。",
+        "在考虑今年晚些时候去{city}旅行。",
+        "我家楼下的面包店停业装修了。",
+        "我用{thing}试了一个新菜谱，还行。",
+    ],
+}
+FILLER_SLOTS = {
+    "en": {
+        "thing": "budget|marketing|volcanoes|bees|the ocean|history|design|bread".split("|"),
+        "friend": "Tom|Sara|Ben|Lena|Marco".split("|"),
+        "city": "Berlin|Lisbon|Madrid|Oslo|Prague".split("|"),
+    },
+    "zh": {
+        "thing": "预算|市场|火山|蜜蜂|海洋|历史|设计|面包".split("|"),
+        "friend": "小王|小李|阿杰|小芳|老陈".split("|"),
+        "city": "北京|上海|成都|杭州|西安".split("|"),
+    },
+}
+# (days before "now", how the question names that day); now is Saturday 2024-06-15.
+PERIODS = {
+    ("tune", "en"): [
+        (1, "yesterday"),
+        (2, "two days ago"),
+        (8, "last week"),
+        (33, "last month"),
+        (92, "in March"),
+    ],
+    ("heldout", "en"): [
+        (3, "three days ago"),
+        (10, "last week"),
+        (62, "in April"),
+        (120, "in February"),
+        (14, "two weeks ago"),
+    ],
+    ("tune", "zh"): [(1, "昨天"), (2, "前天"), (8, "上周"), (33, "上个月"), (92, "3月")],
+    ("heldout", "zh"): [
+        (3, "三天前"),
+        (10, "上个星期"),
+        (62, "4月份"),
+        (120, "2月"),
+        (14, "两周前"),
+    ],
+}
+
+TUNE_EN = [
+    T(
+        "single",
+        ["My sister {sister} just moved to {city} for a new job."],
+        ["Where does my sister live now?", "Which city did my sister move to?"],
+        ["My sister loves {food}, she cooks it every weekend.", "Maybe I'll visit {city} someday."],
+        sister="Mira|Jana|Olga|Priya",
+        city="Porto|Leeds|Osaka|Denver|Graz",
+        food="lasagna|ramen|tacos",
+    ),
+    T(
+        "single",
+        ["We adopted a kitten, a little grey cat, and named her {pet}."],
+        ["What's the name of our new cat?", "What did we call the kitten?"],
+        ["The neighbour's dog {pet} barked all night."],
+        pet="Pickle|Mochi|Biscuit|Pepper",
+    ),
+    T(
+        "single",
+        ["My dentist appointment got moved to {weekday} at {hour}."],
+        ["When is my dentist appointment?", "What time is the dentist now?"],
+        ["I hate going to the dentist, the drill noise is awful."],
+        weekday="Monday|Tuesday|Wednesday|Thursday|Friday",
+        hour="9:30|14:15|16:00",
+    ),
+    T(
+        "single",
+        ["I finally bought a {bike} bike for commuting to work."],
+        ["What bike did I buy?", "Which bike did I get for my commute?"],
+        ["My old bike had a flat tyre again."],
+        bike="Trek|Brompton|Cannondale|Giant",
+    ),
+    T(
+        "single",
+        ["The router password hint is the name of my first school, {school}."],
+        ["What did I say the router password hint was?"],
+        ["I restarted the router twice today, the wifi is flaky."],
+        school="Oakwood|Riverside|Hillcrest",
+    ),
+    T(
+        "multi",
+        [
+            "For the garden I planted {plant} along the fence.",
+            "I also put {plant2} in the garden near the pond.",
+        ],
+        ["What have I planted in the garden so far?"],
+        ["The garden centre had a sale on {plant}."],
+        plant="tomatoes|lavender|sunflowers|roses",
+        plant2="mint|tulips|basil|ferns",
+    ),
+    T(
+        "multi",
+        [
+            "My flight to {city} leaves on {weekday} morning.",
+            "I booked a hotel in {city} near the old harbour.",
+        ],
+        ["What travel plans did I make for {city}?", "What did I book for the {city} trip?"],
+        ["A colleague just got back from {city}."],
+        city="Rome|Vienna|Athens|Dublin",
+        weekday="Monday|Friday|Sunday",
+    ),
+    T(
+        "dated",
+        ["I went to the {museum} museum and loved the {exhibit} exhibition."],
+        ["What exhibition did I see at the museum {when}?"],
+        ["I went to the {museum} museum and saw the {exhibit} exhibition, it was fine."],
+        museum="science|history|maritime|design",
+        exhibit="dinosaur|Vermeer|space|samurai",
+    ),
+    T(
+        "dated",
+        ["I ran {km} kilometres in the park this morning."],
+        ["How far did I run {when}?"],
+        ["I ran {km} kilometres in the park, legs are sore."],
+        km="5|8|10|12|21",
+    ),
+    T(
+        "single",
+        ["My manager {boss} wants the quarterly report by the end of the month."],
+        ["Who wants the quarterly report?", "Who asked me for the quarterly report?"],
+        ["I wrote a short report on {topic} for the team."],
+        boss="Karen|Liam|Noor|Steve",
+        topic="sales|hiring|security",
+    ),
+    T(
+        "multi",
+        [
+            "I started taking {lang} lessons on Tuesdays.",
+            "My {lang} teacher is called {teacher}.",
+            "The {lang} exam is in {month}.",
+        ],
+        ["What do you know about my {lang} lessons?"],
+        ["{teacher} from work speaks {lang} fluently."],
+        lang="Spanish|Japanese|Italian|Korean",
+        teacher="Ana|Kenji|Lucia|Min",
+        month="September|October|November",
+    ),
+    T(
+        "dated",
+        ["I had dinner at {restaurant} with {friend}."],
+        ["Where did I have dinner {when}?"],
+        ["I had dinner at {restaurant} with {friend}, meh."],
+        restaurant="Nando's|Casa Lina|the Thai place|Blue Fin",
+        friend="Tom|Sara|Ben|Lena",
+    ),
+]
+
+HELDOUT_EN = [
+    T(
+        "single",
+        ["My brother {name} got engaged to his girlfriend last night!"],
+        ["Who in my family just got engaged?", "What's the big news about my brother?"],
+        ["My brother {name} is terrible at answering texts."],
+        name="Felix|Omar|Rafael|Theo",
+    ),
+    T(
+        "single",
+        ["Our landlord raised the rent to {amount} euros a month."],
+        ["How much is our rent now?", "What did the landlord do with the rent?"],
+        ["I paid the rent late again, oops."],
+        amount="950|1200|1430|1675",
+    ),
+    T(
+        "single",
+        ["I'm allergic to {allergen}, so I always check food labels."],
+        ["What am I allergic to?", "Which food do I have to avoid because of my allergy?"],
+        ["My coworker brought {allergen} cookies to the office."],
+        allergen="peanuts|shellfish|sesame|kiwi",
+    ),
+    T(
+        "single",
+        ["The wifi password at my parents' house is {pw}."],
+        ["What is the wifi password at my parents' place?"],
+        ["The wifi at the café was terribly slow."],
+        pw="sunflower42|blueOwl7|tango-88",
+    ),
+    T(
+        "single",
+        ["I signed up for a {klass} class at the community centre."],
+        ["Which class did I sign up for?", "What course did I join at the community centre?"],
+        ["The community centre is closed on Mondays."],
+        klass="pottery|salsa|woodwork|choir",
+    ),
+    T(
+        "multi",
+        [
+            "For the party I ordered a {cake} cake from the bakery.",
+            "I invited {friend} and {friend2} to the party.",
+        ],
+        ["What have I arranged for the party?"],
+        ["{friend} threw a great party last year."],
+        cake="carrot|chocolate|cheese|lemon",
+        friend="Ivy|Jonas|Petra",
+        friend2="Hugo|Zoe|Nils",
+    ),
+    T(
+        "multi",
+        [
+            "The mechanic said my car needs new {part}.",
+            "The mechanic quoted {amount} euros for the car repair.",
+        ],
+        ["What did the mechanic say about my car?"],
+        ["My car made a weird noise on the highway."],
+        part="brakes|tyres|a clutch|a battery",
+        amount="300|480|720",
+    ),
+    T(
+        "dated",
+        ["I watched the movie {movie} at the cinema."],
+        ["Which film did I see {when}?"],
+        ["I watched the movie {movie} at home, it was long."],
+        movie="Dune|Past Lives|Oppenheimer|Barbie",
+    ),
+    T(
+        "dated",
+        ["I spent {amount} euros on groceries at the market."],
+        ["How much did I spend on groceries {when}?"],
+        ["I spent {amount} euros on groceries, prices keep going up."],
+        amount="34|57|82|120",
+    ),
+    T(
+        "single",
+        ["My favourite podcast lately is {podcast}, I listen on the train."],
+        ["Which podcast am I into these days?"],
+        ["I tried a podcast about {topic}, boring."],
+        podcast="Hard Fork|Radiolab|The Daily|Huberman",
+        topic="finance|gardening|crime",
+    ),
+    T(
+        "multi",
+        [
+            "We're renovating the kitchen: new {counter} countertops.",
+            "The new kitchen tiles will be {colour}.",
+            "The plumber comes on {weekday} to move the kitchen sink.",
+        ],
+        ["What's the plan for the kitchen renovation?"],
+        ["The kitchen light flickers again."],
+        counter="oak|granite|marble|concrete",
+        colour="green|white|terracotta",
+        weekday="Monday|Wednesday|Thursday",
+    ),
+    T(
+        "dated",
+        ["I called my grandmother and she told me about her {topic}."],
+        ["What did grandma talk about when I called her {when}?"],
+        ["My grandmother sent a letter about her {topic}."],
+        topic="garden|knee surgery|trip to Malta|new neighbour",
+    ),
+]
+
+TUNE_ZH = [
+    T(
+        "single",
+        ["我姐姐{sister}刚搬到{city}，换了新工作。"],
+        ["我姐姐现在住在哪个城市？", "我姐姐搬去哪儿了？"],
+        ["我姐姐很喜欢吃{food}，每个周末都做。", "以后有机会想去{city}看看。"],
+        sister="小雨|婷婷|晓静",
+        city="厦门|青岛|昆明|苏州",
+        food="火锅|饺子|烤鱼",
+    ),
+    T(
+        "single",
+        ["我们领养了一只小猫，给它取名叫{pet}。"],
+        ["我们家新来的猫叫什么？", "我们给小猫取了什么名字？"],
+        ["邻居家的狗{pet}叫了一晚上。"],
+        pet="豆豆|糯米|年糕|可乐",
+    ),
+    T(
+        "single",
+        ["我的牙医预约改到了{weekday}{hour}。"],
+        ["我的牙医预约是什么时候？", "牙医改到几点了？"],
+        ["我特别怕看牙医，钻牙的声音太吓人了。"],
+        weekday="周一|周二|周三|周四|周五",
+        hour="上午九点|下午两点|下午四点",
+    ),
+    T(
+        "single",
+        ["我终于买了一辆{bike}自行车上下班骑。"],
+        ["我买了什么自行车？", "我上下班骑的是什么车？"],
+        ["我那辆旧自行车又爆胎了。"],
+        bike="捷安特|美利达|迪卡侬|凤凰",
+    ),
+    T(
+        "single",
+        ["路由器密码的提示是我小学的名字，{school}。"],
+        ["我说过路由器密码提示是什么？"],
+        ["今天路由器重启了两次，网络很不稳定。"],
+        school="实验小学|育才小学|红星小学",
+    ),
+    T(
+        "multi",
+        ["我在花园的篱笆边种了{plant}。", "我还在花园的池塘边种了{plant2}。"],
+        ["我在花园里种了哪些东西？"],
+        ["花卉市场的{plant}在打折。"],
+        plant="番茄|薰衣草|向日葵|月季",
+        plant2="薄荷|郁金香|罗勒|蕨类",
+    ),
+    T(
+        "multi",
+        ["我去{city}的航班是{weekday}早上。", "我在{city}订了一家靠近老码头的酒店。"],
+        ["我为{city}的旅行做了哪些安排？", "去{city}我都订了什么？"],
+        ["有个同事刚从{city}回来。"],
+        city="三亚|大理|桂林|拉萨",
+        weekday="周一|周五|周日",
+    ),
+    T(
+        "dated",
+        ["我去了{museum}博物馆，特别喜欢{exhibit}展览。"],
+        ["我{when}在博物馆看了什么展览？"],
+        ["我去了{museum}博物馆，看了{exhibit}展览，一般般。"],
+        museum="科技|历史|航海|设计",
+        exhibit="恐龙|青铜器|太空|兵马俑",
+    ),
+    T(
+        "dated",
+        ["我今天早上在公园跑了{km}公里。"],
+        ["我{when}跑了多远？"],
+        ["我在公园跑了{km}公里，腿好酸。"],
+        km="5|8|10|12|21",
+    ),
+    T(
+        "single",
+        ["我的领导{boss}要我月底前交季度报告。"],
+        ["谁要我交季度报告？", "季度报告是谁让我写的？"],
+        ["我给团队写了一份关于{topic}的短报告。"],
+        boss="张总|李经理|王主任",
+        topic="销售|招聘|安全",
+    ),
+    T(
+        "multi",
+        ["我开始每周二上{lang}课了。", "我的{lang}老师叫{teacher}。", "{lang}考试在{month}。"],
+        ["关于我学{lang}的事你知道些什么？"],
+        ["公司的{teacher}{lang}说得很流利。"],
+        lang="日语|法语|韩语|德语",
+        teacher="田中|玛丽|金老师|汉斯",
+        month="九月|十月|十一月",
+    ),
+    T(
+        "dated",
+        ["我和{friend}在{restaurant}吃了晚饭。"],
+        ["我{when}在哪儿吃的晚饭？"],
+        ["我和{friend}在{restaurant}吃了晚饭，一般般。"],
+        restaurant="海底捞|外婆家|西贝|全聚德",
+        friend="小王|小李|阿杰|小芳",
+    ),
+]
+
+HELDOUT_ZH = [
+    T(
+        "single",
+        ["我弟弟{name}昨晚跟女朋友订婚了！"],
+        ["我家里谁刚订婚了？", "我弟弟有什么大新闻？"],
+        ["我弟弟{name}总是不回消息。"],
+        name="小军|浩然|子涵|俊杰",
+    ),
+    T(
+        "single",
+        ["房东把房租涨到了每月{amount}元。"],
+        ["我们现在房租多少钱？", "房东对房租做了什么？"],
+        ["这个月房租又交晚了。"],
+        amount="3500|4200|5800|6600",
+    ),
+    T(
+        "single",
+        ["我对{allergen}过敏，所以买东西总是看配料表。"],
+        ["我对什么过敏？", "因为过敏我得避开哪种食物？"],
+        ["同事带了{allergen}饼干来办公室。"],
+        allergen="花生|海鲜|芝麻|猕猴桃",
+    ),
+    T(
+        "single",
+        ["我爸妈家的无线网密码是{pw}。"],
+        ["我爸妈家的WiFi密码是多少？"],
+        ["咖啡馆的无线网慢得要命。"],
+        pw="sunflower42|blueOwl7|tango88",
+    ),
+    T(
+        "single",
+        ["我在社区中心报了一个{klass}班。"],
+        ["我报了什么班？", "我在社区中心参加了什么课程？"],
+        ["社区中心周一不开门。"],
+        klass="陶艺|拉丁舞|木工|合唱",
+    ),
+    T(
+        "multi",
+        ["聚会的蛋糕我在面包店订了{cake}蛋糕。", "我邀请了{friend}和{friend2}来聚会。"],
+        ["聚会我都安排了什么？"],
+        ["去年{friend}办的聚会很热闹。"],
+        cake="胡萝卜|巧克力|芝士|柠檬",
+        friend="小美|大伟|阿珍",
+        friend2="老周|小敏|阿强",
+    ),
+    T(
+        "multi",
+        ["修车师傅说我的车要换{part}。", "修车师傅报价{amount}元。"],
+        ["修车师傅怎么说我的车？"],
+        ["我的车在高速上有奇怪的响声。"],
+        part="刹车片|轮胎|离合器|电瓶",
+        amount="1200|1800|2600",
+    ),
+    T(
+        "dated",
+        ["我在电影院看了电影《{movie}》。"],
+        ["我{when}看的是哪部片子？"],
+        ["我在家看了电影《{movie}》，有点长。"],
+        movie="流浪地球|满江红|封神|热辣滚烫",
+    ),
+    T(
+        "dated",
+        ["我在菜市场买菜花了{amount}块钱。"],
+        ["我{when}买菜花了多少钱？"],
+        ["买菜花了{amount}块钱，物价一直在涨。"],
+        amount="34|57|82|120",
+    ),
+    T(
+        "single",
+        ["我最近最喜欢的播客是《{podcast}》，坐地铁的时候听。"],
+        ["我这阵子在听哪个播客？"],
+        ["试听了一个讲{topic}的播客，很无聊。"],
+        podcast="忽左忽右|随机波动|故事FM|声东击西",
+        topic="理财|园艺|犯罪",
+    ),
+    T(
+        "multi",
+        [
+            "我们在装修厨房：台面换成{counter}的。",
+            "厨房新瓷砖是{colour}的。",
+            "水管工{weekday}来挪厨房水槽。",
+        ],
+        ["厨房装修是怎么计划的？"],
+        ["厨房的灯又在闪了。"],
+        counter="橡木|花岗岩|大理石|水泥",
+        colour="绿色|白色|陶土色",
+        weekday="周一|周三|周四",
+    ),
+    T(
+        "dated",
+        ["我给奶奶打了电话，她跟我讲了她的{topic}。"],
+        ["我{when}给奶奶打电话时她聊了什么？"],
+        ["奶奶写信说了她的{topic}。"],
+        topic="菜园|膝盖手术|去海南旅游|新邻居",
+    ),
+]
+
+TEMPLATES = {
+    ("tune", "en"): TUNE_EN,
+    ("heldout", "en"): HELDOUT_EN,
+    ("tune", "zh"): TUNE_ZH,
+    ("heldout", "zh"): HELDOUT_ZH,
+}
