@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from gateway.history import when
+from gateway.history import lexicon, when
 from gateway.history.fts import CJK_RUN, bigrams, cjk_phrase, is_cjk
 
 MAX_QUERY_CHARS = 4000
@@ -86,7 +86,7 @@ ZH_STOP = tuple(
         reverse=True,
     )
 )
-_ZH_STOP_RE = re.compile("|".join(re.escape(word) for word in ZH_STOP))
+ZH_STOP_RE = re.compile("|".join(re.escape(word) for word in ZH_STOP))
 #: Multi-character stop-words and sentence-final particles that mark a question.
 _ZH_QUESTION = re.compile(
     "|".join(re.escape(word) for word in ZH_STOP if len(word) > 1) + "|[吗呢吧]$"
@@ -291,10 +291,12 @@ def _natural(text: str, lexemes: list[_Lexeme]) -> ParsedQuery:
             if word is not None:
                 word = word[:MAX_RUN_CHARS].lower()
                 if word not in EN_STOP:
-                    terms.append(f'"{word}"')
-                    needles.append(word)
+                    variants = lexicon.forms(word)
+                    alternatives = " OR ".join(f'"{form}"' for form in variants)
+                    terms.append(alternatives if len(variants) == 1 else f"({alternatives})")
+                    needles.extend(variants)
                 continue
-            for segment in _ZH_STOP_RE.split(piece.group("cjk")[:MAX_CJK_RUN]):
+            for segment in ZH_STOP_RE.split(piece.group("cjk")[:MAX_CJK_RUN]):
                 if len(segment) == 1:
                     singles.append(segment)
                 elif segment:

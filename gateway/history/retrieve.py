@@ -40,8 +40,12 @@ VISIBLE = "role IN ('user', 'assistant') AND content <> ''"
 MIN_STRICT_HITS = 8
 COVERAGE_POWER = 2.0
 SPAN_BOOST = 3.0
+#: Messages of a named period that match no term score this share of the best match; only
+#: for periods of at most ``MAX_SPAN_DAYS`` (a month is still worth browsing, a year is not).
+SPAN_SHARE = 0.3
+MAX_SPAN_DAYS = 31
 #: Hits scoring below this share of the best are not worth their characters.
-RELATIVE_CUTOFF = 0.2
+RELATIVE_CUTOFF = 0.05
 MAX_HITS = 60
 #: A window that does not fit is skipped; after this many misses in a row, stop trying.
 MAX_MISSES = 6
@@ -77,8 +81,9 @@ def find_hits(
             continue
         for row in _matching(conn, tenant, expression, scope):
             rows.setdefault(row["id"], row)
+    dated = _in_span(conn, tenant, parsed, scope) if parsed.span else []
     if not rows:
-        return _in_span(conn, tenant, parsed, scope) if parsed.span else []
+        return dated
     ranking = rank(conn, tenant, list(rows), parsed.terms)
     n_terms = max(1, len(parsed.terms))
     hits = []
@@ -88,6 +93,13 @@ def find_hits(
         if parsed.span is not None and parsed.span.contains(row["timestamp"]):
             score *= SPAN_BOOST
         hits.append(Hit(rowid, row["session_id"], row["role"], score))
+    if dated and parsed.span is not None and parsed.span.days <= MAX_SPAN_DAYS:
+        # The period's own messages come after the good matches: the words of a question
+        # about "yesterday" need not be the words used yesterday.
+        floor = max(h.score for h in hits) * SPAN_SHARE
+        hits += [
+            Hit(h.id, h.session_id, h.role, floor * h.score) for h in dated if h.id not in rows
+        ]
     hits.sort(key=lambda h: (-h.score, -h.id))
     return hits[:MAX_HITS]
 
@@ -144,6 +156,7 @@ def pack(
     sessions: dict[str, FoundSession | None] = {}
     pattern = parsed.needle_pattern()
     best, misses = hits[0].score, 0
+    repeats = _repeats(conn, tenant, hits)
     for hit in hits:
         root = roots.get(hit.session_id, hit.session_id)
         if root == skip or misses >= MAX_MISSES or packer.shown(hit.id):
@@ -151,6 +164,8 @@ def pack(
         if parsed.natural and hit.score < best * RELATIVE_CUTOFF:
             break  # keyword matches all meet the user's terms; a question's may be weak
         if root not in chosen and len(chosen) >= lineages:
+            continue
+        if hit.id in repeats:
             continue
         if hit.session_id not in sessions:
             sessions[hit.session_id] = _found_session(conn, tenant, hit.session_id)
@@ -169,6 +184,25 @@ def pack(
         _mark_skipped(conn, tenant, session)
     shown = sum(1 for h in hits if packer.shown(h.id))
     return packer.result(len(hits) - shown)
+
+
+def _repeats(conn: sqlite3.Connection, tenant: TenantId, hits: list[Hit]) -> set[int]:
+    """Hits whose text a better hit already has ("ok, thanks", a pasted template...):
+    showing it again costs characters and tells nothing new."""
+    rows = conn.execute(
+        "SELECT id, content FROM messages WHERE tenant_id = ? "
+        "AND id IN (SELECT value FROM json_each(?))",
+        (str(tenant), json.dumps([h.id for h in hits])),
+    ).fetchall()
+    texts = {r["id"]: " ".join(r["content"].lower().split()) for r in rows}
+    seen: set[str] = set()
+    repeated = set()
+    for hit in hits:
+        text = texts.get(hit.id, "")
+        if text in seen:
+            repeated.add(hit.id)
+        seen.add(text)
+    return repeated
 
 
 def _window(

@@ -96,6 +96,10 @@ class Span:
     def end(self) -> float:
         return self.start + ((self.last - self.first).days + 1) * DAY_S
 
+    @property
+    def days(self) -> int:
+        return (self.last - self.first).days + 1
+
     def contains(self, ts: float) -> bool:
         return self.start <= ts < self.end
 

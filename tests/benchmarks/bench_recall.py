@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sqlite3
 import tempfile
 from dataclasses import dataclass
@@ -27,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from gateway.history.db import Database
-from gateway.history.fts import TABLE, tenant_match
-from gateway.history.query import parse_query
+from gateway.history.fts import CJK_RUN, TABLE, bigrams, tenant_match
+from gateway.history.query import EN_STOP, ZH_STOP_RE
 from gateway.history.search import SessionSearch
 from gateway.history.search_tool import search_answer
 from gateway.history.store import SessionStore
@@ -135,10 +136,25 @@ def synthetic_cases(store: SessionStore, part: str, lang: str, users: int, n: in
     return cases
 
 
+def plain_terms(question: str) -> list[str]:
+    """The question's words without stop-words (English words, Chinese bigrams), quoted."""
+    terms = []
+    for word in re.findall(r"[^\W_]+", question.lower()):
+        if CJK_RUN.fullmatch(word) is None:
+            if word not in EN_STOP:
+                terms.append(f'"{word}"')
+            continue
+        for run in CJK_RUN.findall(word):
+            for segment in ZH_STOP_RE.split(run):
+                terms += [f'"{pair}"' for pair in bigrams(segment)] or (
+                    [f'"{segment}"'] if segment else []
+                )
+    return list(dict.fromkeys(terms))
+
+
 def baseline(conn: sqlite3.Connection, case: Case) -> str:
     """Plain FTS5: words OR-ed, bm25(), top 3 sessions, ±5 messages around the best hit."""
-    parsed = parse_query(case.question)
-    expression = " OR ".join(parsed.terms)
+    expression = " OR ".join(plain_terms(case.question))
     sessions: dict[str, int] = {}
     if expression:
         rows = conn.execute(
