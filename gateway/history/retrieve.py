@@ -10,7 +10,7 @@ yesterday?") lists that period's messages instead.
 
 :func:`pack` walks the hits best first: a hit brings its exchange (a user message with the
 reply after it, an assistant message with the message before it), windows of the same
-session merge, no message appears twice, hits far weaker than the best are left out, and at
+session merge, no message appears twice, a text shown once is not shown again, and at
 most ``lineages`` session lineages (a compressed session and its continuations count once;
 the caller's own lineage never) share the character budget (see :mod:`recall`).
 """
@@ -44,8 +44,6 @@ SPAN_BOOST = 3.0
 #: for periods of at most ``MAX_SPAN_DAYS`` (a month is still worth browsing, a year is not).
 SPAN_SHARE = 0.3
 MAX_SPAN_DAYS = 31
-#: Hits scoring below this share of the best are not worth their characters.
-RELATIVE_CUTOFF = 0.05
 MAX_HITS = 60
 #: A window that does not fit is skipped; after this many misses in a row, stop trying.
 MAX_MISSES = 6
@@ -155,14 +153,12 @@ def pack(
     chosen: list[str] = []
     sessions: dict[str, FoundSession | None] = {}
     pattern = parsed.needle_pattern()
-    best, misses = hits[0].score, 0
+    misses = 0
     repeats = _repeats(conn, tenant, hits)
     for hit in hits:
         root = roots.get(hit.session_id, hit.session_id)
         if root == skip or misses >= MAX_MISSES or packer.shown(hit.id):
             continue
-        if parsed.natural and hit.score < best * RELATIVE_CUTOFF:
-            break  # keyword matches all meet the user's terms; a question's may be weak
         if root not in chosen and len(chosen) >= lineages:
             continue
         if hit.id in repeats:

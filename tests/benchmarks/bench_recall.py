@@ -107,13 +107,15 @@ def import_history(store: SessionStore, tenant: TenantId, text: str) -> list[lis
     report = import_jsonl(store, tenant, text)
     ids = []
     for session_id in report.imported:
-        rows = store.db.read(
-            lambda c, sid=session_id: c.execute(
+
+        def stored(conn: sqlite3.Connection, sid: str = session_id) -> list[int]:
+            rows = conn.execute(
                 "SELECT id FROM messages WHERE tenant_id = ? AND session_id = ? ORDER BY id",
                 (str(tenant), sid),
             ).fetchall()
-        )
-        ids.append([r[0] for r in rows])
+            return [r[0] for r in rows]
+
+        ids.append(store.db.read(stored))
     return ids
 
 

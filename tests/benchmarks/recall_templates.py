@@ -20,12 +20,14 @@ class Template:
     slots: dict[str, list[str]] = field(default_factory=dict)
 
 
+def _alts(text: str) -> list[str]:
+    return text.split("|")
+
+
 def T(
     kind: str, facts: list[str], questions: list[str], distractors: list[str], **slots: str
 ) -> Template:
-    return Template(
-        kind, facts, questions, distractors, {k: v.split("|") for k, v in slots.items()}
-    )
+    return Template(kind, facts, questions, distractors, {k: _alts(v) for k, v in slots.items()})
 
 
 FILLER = {
@@ -80,14 +82,14 @@ FILLER = {
 }
 FILLER_SLOTS = {
     "en": {
-        "thing": "budget|marketing|volcanoes|bees|the ocean|history|design|bread".split("|"),
-        "friend": "Tom|Sara|Ben|Lena|Marco".split("|"),
-        "city": "Berlin|Lisbon|Madrid|Oslo|Prague".split("|"),
+        "thing": _alts("budget|marketing|volcanoes|bees|the ocean|history|design|bread"),
+        "friend": _alts("Tom|Sara|Ben|Lena|Marco"),
+        "city": _alts("Berlin|Lisbon|Madrid|Oslo|Prague"),
     },
     "zh": {
-        "thing": "预算|市场|火山|蜜蜂|海洋|历史|设计|面包".split("|"),
-        "friend": "小王|小李|阿杰|小芳|老陈".split("|"),
-        "city": "北京|上海|成都|杭州|西安".split("|"),
+        "thing": _alts("预算|市场|火山|蜜蜂|海洋|历史|设计|面包"),
+        "friend": _alts("小王|小李|阿杰|小芳|老陈"),
+        "city": _alts("北京|上海|成都|杭州|西安"),
     },
 }
 # (days before "now", how the question names that day); now is Saturday 2024-06-15.
