@@ -1,17 +1,16 @@
-"""Proposes evidence labels for the MemoryBank probing questions; the result was checked by hand.
+"""Evidence labels of the MemoryBank probing questions: English by hand, Chinese by alignment.
 
     .venv/bin/python -m tests.data.label_memorybank > tests/data/memorybank_evidence.jsonl
 
-English: for each question, the turn (a user query and the assistant's response) whose text
-shares the most distinctive words with the question (inverse-frequency weighted, light
-suffix folding), restricted to the day the question names ("On May 4th", "5月4日",
-"first conversation") when it names one. ``OVERRIDES`` holds the corrections made while
-reading proposals against the dialogue (a spot check of the English proposals, not every
-one; see the README). Chinese: the Chinese file is a translation of the English one, turn for
-turn on
-almost every day, so each Chinese question takes the label of the English question at the
-same position; on the few days whose turn counts differ the same procedure runs on the
-Chinese text (character bigrams). Both messages of the labelled turn are evidence.
+English: labelled by hand (``ENGLISH``): for every question the exchanges (a user query and
+the assistant's response) that hold the answer, found by reading the question against the
+dialogue, helped by :func:`propose`'s top candidates. Chinese: the Chinese file is a
+translation of the English one, turn for turn on almost every day, so each Chinese question
+takes the label of the English question at the same position (a sample of 25 was checked
+by reading); on days whose turn counts differ the label is set by hand (``CHINESE``), else
+:func:`propose` picks the exchange sharing the most distinctive character pairs with the
+question. Both messages of a labelled exchange are evidence; questions the dialogue cannot
+answer are left out.
 """
 
 from __future__ import annotations
@@ -40,13 +39,144 @@ ever once before recommended recommend something ago days few what's name called
     )
 )
 MONTHS = {"april": 4, "may": 5}
-# (lang, person, question index) -> [(date, turn), ...], from reading the dialogues.
-OVERRIDES: dict[tuple[str, str, int], list[tuple[str, int]]] = {
-    ("en", "Frank", 1): [("2023-04-28", 8)],  # "Home Cooking", said by the user
-    ("en", "Frank", 4): [("2023-05-06", 1)],  # "To Live" is named in the second turn
-    ("en", "Lucy", 2): [("2023-04-28", 1)],  # "I like comedies and romance films."
-    ("en", "Lucy", 6): [("2023-04-28", 1)],
-    ("en", "Sunny", 6): [("2023-05-04", 0)],  # the photography techniques answer
+# English labels, set by reading each question against the dialogue: person -> per question
+# the (day in 2023, turn) of each exchange holding the answer; [] = the dialogue has none.
+# Chinese questions about a day whose turns differ from the English day: person -> question
+# index -> label, read from the Chinese dialogue.
+CHINESE: dict[str, dict[int, list[tuple[str, int]]]] = {
+    "陈阳": {0: [("04-30", 1)], 1: [("04-30", 2)], 2: [("04-30", 1), ("04-30", 2)]},
+}
+ENGLISH: dict[str, list[list[tuple[str, int]]]] = {
+    "Emily": [
+        [("04-30", 3)],
+        [("05-01", 0)],
+        [("05-03", 2)],
+        [("04-28", 1)],
+        [("04-30", 2)],
+        [("05-02", 1)],
+        [("05-04", 1)],
+    ],
+    "Frank": [
+        [("04-27", 2)],
+        [("04-28", 8)],
+        [("04-29", 1)],
+        [("05-05", 1)],
+        [("05-06", 1)],
+        [("04-30", 1)],
+        [("04-28", 2)],
+    ],
+    "Lucy": [
+        [("04-27", 3)],
+        [("04-29", 1), ("04-29", 2)],
+        [("04-28", 1)],
+        [("04-30", 1)],
+        [("05-03", 0)],
+        [("05-02", 1)],
+        [("04-28", 1)],
+    ],
+    "Sunny": [
+        [("04-28", 1)],
+        [("04-27", 4)],
+        [("05-03", 1)],
+        [("05-01", 1)],
+        [("04-27", 2)],
+        [("04-30", 1)],
+        [("05-04", 0)],
+    ],
+    "Jason": [
+        [("04-28", 2)],
+        [("04-29", 3)],
+        [("04-28", 2)],
+        [("04-27", 4)],
+        [("05-01", 2)],
+        [("05-02", 3)],
+        [("05-04", 1)],
+    ],
+    "Linda": [
+        [("05-06", 1)],
+        [("05-06", 1)],
+        [("04-27", 2), ("04-27", 3)],
+        [("04-28", 2)],
+        [("05-02", 1)],
+        [("05-01", 1)],
+        [("05-04", 1)],
+    ],
+    "John Zhang": [
+        [("04-28", 1)],
+        [("04-29", 0), ("04-29", 1)],
+        [("04-28", 2)],
+        [("04-30", 0)],
+        [],
+        [("04-28", 2)],
+        [("05-06", 0)],
+    ],
+    "Ivy": [
+        [("04-27", 1), ("04-27", 2)],
+        [("05-06", 1)],
+        [("05-02", 0)],
+        [("04-28", 2)],
+        [("04-27", 3)],
+        [("05-05", 0)],
+        [("05-02", 0)],
+    ],
+    "Henry": [
+        [("04-27", 1)],
+        [("04-30", 0)],
+        [("04-30", 1)],
+        [("05-04", 1)],
+        [("05-06", 1)],
+        [("04-28", 2)],
+        [("05-02", 0)],
+    ],
+    "Gary": [
+        [("04-28", 2)],
+        [("05-04", 0)],
+        [("05-05", 1)],
+        [("05-04", 1)],
+        [("05-02", 0), ("05-02", 1)],
+        [("04-30", 0)],
+        [("05-03", 0)],
+    ],
+    "Jack": [
+        [("04-27", 2)],
+        [("04-27", 2)],
+        [("05-05", 2)],
+        [("04-30", 1)],
+        [("05-03", 1)],
+        [("05-02", 1)],
+        [("05-04", 0)],
+    ],
+    "Roland": [
+        [("04-30", 1)],
+        [("04-30", 2)],
+        [("04-30", 1), ("04-30", 2)],
+        [("05-02", 1)],
+        [("04-28", 1), ("04-28", 2)],
+        [("04-27", 2)],
+    ],
+    "Susan": [
+        [("04-27", 2)],
+        [("04-27", 2)],
+        [("04-30", 1)],
+        [("04-29", 1)],
+        [("05-04", 1)],
+    ],
+    "Luna": [
+        [("04-28", 2)],
+        [("04-30", 1)],
+        [("05-04", 0)],
+        [("05-03", 2)],
+        [("04-28", 4)],
+    ],
+    "Leo": [
+        [("04-27", 2)],
+        [("05-02", 1)],
+        [("05-02", 2)],
+        [("05-03", 1)],
+        [("05-03", 1)],
+        [("05-04", 1)],
+        [("05-06", 0)],
+    ],
 }
 
 
@@ -108,18 +238,24 @@ def main() -> None:
             assert name.strip() == person.strip(), (name, person)
             history = data["history"]
             for q, question in enumerate(asked):
-                label = OVERRIDES.get((lang, person.strip(), q))
-                if label is None and lang == "zh":
+                label = None
+                if lang == "en":
+                    label = [(f"2023-{d}", t) for d, t in ENGLISH[person.strip()][q]]
+                elif q in CHINESE.get(person.strip(), {}):
+                    label = [(f"2023-{d}", t) for d, t in CHINESE[person.strip()][q]]
+                if label is None:
                     en_history = banks["en"][p][1]["history"]
                     same = all(
                         len(en_history.get(d, [])) == len(history.get(d, []))
                         for d, _ in english[(p, q)]
                     )
                     label = english[(p, q)] if same else None
-                if label is None:
+                if label is None:  # a Chinese day whose turns differ from the English one
                     label = propose(history, question, lang)
                 if lang == "en":
                     english[(p, q)] = label
+                if not label:
+                    continue
                 evidence = [[d, t, role] for d, t in label for role in ("user", "assistant")]
                 row = {
                     "lang": lang,
