@@ -42,6 +42,8 @@ _OPERATORS = frozenset({"AND", "OR", "NOT"})
 _PIECE = re.compile(f"(?P<cjk>{CJK_RUN.pattern})|(?P<word>(?:(?!{CJK_RUN.pattern})[^\\W_])+)")
 _LEXEME = re.compile(r'"(?P<phrase>[^"]*)"?(?P<star>\*?)|(?P<bare>[^\s"()]+)')
 _TRAILING = re.compile(r"[^\w*]+$")
+_QUOTED = re.compile(r'("[^"]*"?)')
+_WRAPPED = re.compile(r'\s*["“]([^"“”]*)["”]?\s*')
 _STEM_SUFFIXES = ("ments", "ment", "ings", "ing", "ies", "ed", "es", "s", "ly", "y", "e")
 
 
@@ -65,7 +67,7 @@ EN_STOP = frozenset(
     remind reminded remembered recalled forget forgot forgotten mentioning telling saying
     share shared sharing discussing talking chat chatted chatting conversation again back
     right correct true yes ok okay hey hi hello thanks thank name named called
-    kind sort stuff happen happened one ones"""
+    kind sort stuff happen happened one ones s"""
     )
 )
 #: Chinese (and a few Japanese) function words; longest first so greedy removal prefers them.
@@ -163,18 +165,40 @@ def parse_query(text: str, now: float | None = None) -> ParsedQuery:
     With ``now`` (epoch seconds), time expressions outside quotes become ``span``.
     """
     original = text
-    text = text[:MAX_QUERY_CHARS]
+    text = _unwrap(text[:MAX_QUERY_CHARS])
     span = None
-    if now is not None and '"' not in text:
-        stripped, span = when.extract(text, now)
-        if span is not None:
-            text = stripped
+    if now is not None:
+        text, span = _take_dates(text, now)
     lexemes = _lex(text)
-    if _is_natural(original, lexemes):
+    if _is_natural(text, lexemes):
         parsed = _natural(original, lexemes)
     else:
         parsed = _keywords(original, lexemes)
     return replace(parsed, span=span) if span is not None else parsed
+
+
+def _unwrap(text: str) -> str:
+    """A whole question pasted in quotes is a question, not a phrase to match exactly."""
+    wrapped = _WRAPPED.fullmatch(text)
+    if wrapped is None:
+        return text
+    inner = wrapped.group(1)
+    return inner if _is_natural(inner, _lex(inner)) else text
+
+
+def _take_dates(text: str, now: float) -> tuple[str, when.Span | None]:
+    """``text`` without the time expressions outside its quotes, and their span."""
+    pieces: list[str] = []
+    span: when.Span | None = None
+    for part in _QUOTED.split(text):
+        if part.startswith('"'):
+            pieces.append(part)
+            continue
+        rest, found = when.extract(part, now)
+        pieces.append(rest)
+        if found is not None:
+            span = found if span is None else span.union(found)
+    return "".join(pieces), span
 
 
 def _lex(text: str) -> list[_Lexeme]:
@@ -200,12 +224,16 @@ def _lex(text: str) -> list[_Lexeme]:
 
 
 def _is_natural(text: str, lexemes: list[_Lexeme]) -> bool:
+    """A sentence: no operators, and a question mark or a stop-word outside the quotes."""
     for lex in lexemes:
-        if lex.kind != "term" or lex.quoted or lex.prefix or lex.negated:
+        if lex.kind != "term" or lex.prefix or lex.negated:
             return False
-    if "?" in text or "？" in text:
+    outside = _QUOTED.sub(" ", text)
+    if "?" in outside or "？" in outside:
         return True
     for lex in lexemes:
+        if lex.quoted:
+            continue
         for piece in _PIECE.finditer(lex.text):
             if piece.group("word") and piece.group("word").lower() in EN_STOP:
                 return True
@@ -286,6 +314,12 @@ def _natural(text: str, lexemes: list[_Lexeme]) -> ParsedQuery:
     needles: list[str] = []
     singles: list[str] = []
     for lex in lexemes:
+        if lex.quoted:  # a title or name in quotes inside a question: one exact term
+            fragment, words = _compile_term(lex.text, False)
+            if fragment is not None:
+                terms.append(fragment)
+                needles.extend(words)
+            continue
         for piece in _PIECE.finditer(lex.text):
             word = piece.group("word")
             if word is not None:

@@ -85,3 +85,22 @@ def test_trim_keeps_the_parts_around_matches() -> None:
 @given(st.text(max_size=3000), st.integers(min_value=20, max_value=800))
 def test_trim_is_bounded(text: str, size: int) -> None:
     assert len(trim(text, re.compile("a|的"), size)) <= size + 8
+
+
+def test_a_question_pasted_in_quotes_is_still_a_question() -> None:
+    parsed = parse_query('"What kind of music do I like?"')
+    assert parsed.natural and parsed.expression == '"music"'
+    assert not parse_query('"new script"').natural  # a phrase stays a phrase
+
+
+def test_a_quoted_title_inside_a_question_is_one_exact_term() -> None:
+    parsed = parse_query('I shared a film called "Taxi Driver" with you, what is it about?', NOW)
+    assert parsed.natural
+    assert '"taxi driver"' in parsed.terms and '"shared"' not in parsed.expression
+    assert '"s"' not in parse_query("what's the plan?").expression
+
+
+def test_dates_are_read_outside_quotes_only() -> None:
+    parsed = parse_query('what did "Last Week Tonight" say yesterday?', NOW)
+    assert parsed.span is not None and parsed.span.label() == "2024-06-14"
+    assert '"last week tonight"' in parsed.terms
