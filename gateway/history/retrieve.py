@@ -79,7 +79,9 @@ def find_hits(
             continue
         for row in _matching(conn, tenant, expression, scope):
             rows.setdefault(row["id"], row)
-    dated = _in_span(conn, tenant, parsed, scope) if parsed.span else []
+    span = parsed.span
+    browse = span is not None and (not rows or span.days <= MAX_SPAN_DAYS)
+    dated = _in_span(conn, tenant, parsed, scope) if browse else []
     if not rows:
         return dated
     ranking = rank(conn, tenant, list(rows), parsed.terms)
@@ -91,7 +93,7 @@ def find_hits(
         if parsed.span is not None and parsed.span.contains(row["timestamp"]):
             score *= SPAN_BOOST
         hits.append(Hit(rowid, row["session_id"], row["role"], score))
-    if dated and parsed.span is not None and parsed.span.days <= MAX_SPAN_DAYS:
+    if dated:
         # The period's own messages come after the good matches: the words of a question
         # about "yesterday" need not be the words used yesterday.
         floor = max(h.score for h in hits) * SPAN_SHARE
@@ -157,7 +159,9 @@ def pack(
     repeats = _repeats(conn, tenant, hits)
     for hit in hits:
         root = roots.get(hit.session_id, hit.session_id)
-        if root == skip or misses >= MAX_MISSES or packer.shown(hit.id):
+        if misses >= MAX_MISSES:
+            break
+        if root == skip or packer.shown(hit.id):
             continue
         if root not in chosen and len(chosen) >= lineages:
             continue
