@@ -126,10 +126,11 @@ class Packer:
         self.budget = budget
         self.sessions: dict[str, FoundSession] = {}
         self._added: list[tuple[str, list[int], bool]] = []  # session, ids, new session
+        self._ids: set[int] = set()
         self.used = len(dumps(SearchResult(query, (), when, more=1000).to_dict()))
 
     def shown(self, message_id: int) -> bool:
-        return any(message_id in s.messages for s in self.sessions.values())
+        return message_id in self._ids
 
     def add(self, session: FoundSession, window: list[Shown]) -> bool:
         """Add the messages of ``window`` not shown yet; False (nothing added) if over budget."""
@@ -146,6 +147,7 @@ class Packer:
             target = self.sessions[session.id] = session
         for message in fresh:
             target.messages[message.id] = message
+            self._ids.add(message.id)
         self._added.append((session.id, [m.id for m in fresh], len(target.messages) == len(fresh)))
         self.used += cost
         return True
@@ -159,6 +161,7 @@ class Packer:
             session_id, ids, new = self._added.pop()
             for message_id in ids:
                 self.sessions[session_id].messages.pop(message_id, None)
+                self._ids.discard(message_id)
             if new:
                 del self.sessions[session_id]
             more += 1

@@ -17,6 +17,7 @@ the caller's own lineage never) share the character budget (see :mod:`recall`).
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import sqlite3
@@ -243,13 +244,18 @@ def _found_session(
 
 
 def _mark_skipped(conn: sqlite3.Connection, tenant: TenantId, session: FoundSession) -> None:
+    """Count, for each shown message, the session's messages since the previous one shown."""
+    ordered = session.ordered()
+    rows = conn.execute(
+        f"SELECT id FROM messages WHERE tenant_id = ? AND session_id = ? AND {VISIBLE} "
+        "AND id < ? ORDER BY id",
+        (str(tenant), session.id, ordered[-1].id),
+    ).fetchall()
+    ids = [r[0] for r in rows]
     previous = 0
-    for message in session.ordered():
-        message.skipped = conn.execute(
-            f"SELECT count(*) FROM messages WHERE tenant_id = ? AND session_id = ? AND {VISIBLE} "
-            "AND id > ? AND id < ?",
-            (str(tenant), session.id, previous, message.id),
-        ).fetchone()[0]
+    for message in ordered:
+        at = bisect.bisect_left(ids, message.id)
+        message.skipped = at - bisect.bisect_right(ids, previous)
         previous = message.id
 
 
