@@ -17,7 +17,6 @@ the caller's own lineage never) share the character budget (see :mod:`recall`).
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 import sqlite3
@@ -46,6 +45,8 @@ SPAN_BOOST = 3.0
 SPAN_SHARE = 0.3
 MAX_SPAN_DAYS = 31
 MAX_HITS = 60
+#: Windows considered for one answer (the budget usually ends the walk much earlier).
+MAX_WINDOWS = 40
 #: A window that does not fit is skipped; after this many misses in a row, stop trying.
 MAX_MISSES = 6
 MAX_DEPTH = 64
@@ -147,116 +148,128 @@ def pack(
     budget: int,
     when: str | None,
 ) -> SearchResult:
-    """Spend ``budget`` characters on the windows of the best ``hits`` (see module doc)."""
+    """Spend ``budget`` characters on the windows of the best ``hits`` (see module doc).
+
+    Two reads whatever the number of windows: the layout of the hits' sessions (which
+    visible message follows which), then the text of every message a window may show.
+    """
     packer = Packer(parsed.text, when, budget)
-    if not hits:
-        return packer.result(0)
     roots = lineage_roots(conn, tenant, {h.session_id for h in hits} | {current_session_id or ""})
     skip = roots.get(current_session_id or "")
-    chosen: list[str] = []
-    sessions: dict[str, FoundSession | None] = {}
+    hits = [h for h in hits if roots.get(h.session_id, h.session_id) != skip]
+    total = len(hits)
+    rows = _messages(conn, tenant, {h.id for h in hits})
+    hits = _distinct(hits, rows)[:MAX_WINDOWS]
+    if not hits:
+        return packer.result(0)
+    layout = _layout(conn, tenant, {h.session_id for h in hits})
+    windows = {h.id: _window_ids(layout, h) for h in hits}
+    rows |= _messages(conn, tenant, {i for ids in windows.values() for i in ids} - rows.keys())
     pattern = parsed.needle_pattern()
+    chosen: list[str] = []
     misses = 0
-    repeats = _repeats(conn, tenant, hits)
     for hit in hits:
         root = roots.get(hit.session_id, hit.session_id)
+        found = layout.sessions.get(hit.session_id)
+        ids = [i for i in windows[hit.id] if i in rows]
         if misses >= MAX_MISSES:
             break
-        if root == skip or packer.shown(hit.id):
-            continue
+        if found is None or hit.id not in ids or packer.shown(hit.id):
+            continue  # deleted after it was ranked, or already shown
         if root not in chosen and len(chosen) >= lineages:
             continue
-        if hit.id in repeats:
-            continue
-        if hit.session_id not in sessions:
-            sessions[hit.session_id] = _found_session(conn, tenant, hit.session_id)
-        session = sessions[hit.session_id]
-        window = _window(conn, tenant, hit, pattern)
-        if session is None or not window:
-            continue  # deleted after it was ranked
-        core = [m for m in window if m.id == hit.id]
-        if packer.add(session, window) or packer.add(session, core):
+        window = [_shown(rows[i], i == hit.id, pattern) for i in ids]
+        core = [m for m in window if m.hit]
+        if packer.add(found, window) or packer.add(found, core):
             misses = 0
             if root not in chosen:
                 chosen.append(root)
         else:
             misses += 1
     for session in packer.sessions.values():
-        _mark_skipped(conn, tenant, session)
+        _mark_skipped(layout, session)
     shown = sum(1 for h in hits if packer.shown(h.id))
-    return packer.result(len(hits) - shown)
+    return packer.result(total - shown)
 
 
-def _repeats(conn: sqlite3.Connection, tenant: TenantId, hits: list[Hit]) -> set[int]:
-    """Hits whose text a better hit already has ("ok, thanks", a pasted template...):
-    showing it again costs characters and tells nothing new."""
-    rows = conn.execute(
-        "SELECT id, content FROM messages WHERE tenant_id = ? "
-        "AND id IN (SELECT value FROM json_each(?))",
-        (str(tenant), json.dumps([h.id for h in hits])),
-    ).fetchall()
-    texts = {r["id"]: " ".join(r["content"].lower().split()) for r in rows}
+def _distinct(hits: list[Hit], rows: dict[int, sqlite3.Row]) -> list[Hit]:
+    """The hits without those whose text a better hit already has ("ok, thanks", a pasted
+    template): showing it again costs characters and tells nothing new."""
     seen: set[str] = set()
-    repeated = set()
+    out = []
     for hit in hits:
-        text = texts.get(hit.id, "")
-        if text in seen:
-            repeated.add(hit.id)
-        seen.add(text)
-    return repeated
+        row = rows.get(hit.id)
+        if row is None:
+            continue  # deleted after it was ranked
+        text = " ".join(row["content"].lower().split())
+        if text not in seen:
+            seen.add(text)
+            out.append(hit)
+    return out
 
 
-def _window(
-    conn: sqlite3.Connection, tenant: TenantId, hit: Hit, pattern: re.Pattern[str] | None
-) -> list[Shown]:
-    """The hit and the other half of its exchange, as they will be shown."""
-    op, order = (">", "ASC") if hit.role == "user" else ("<", "DESC")
+@dataclass
+class _Layout:
+    """The visible message ids of some sessions, in order, and each message's position."""
+
+    sessions: dict[str, FoundSession]
+    order: dict[str, list[int]]
+    position: dict[int, int]
+
+
+def _layout(conn: sqlite3.Connection, tenant: TenantId, session_ids: set[str]) -> _Layout:
     rows = conn.execute(
-        "SELECT id, role, name, content, timestamp FROM messages "
-        f"WHERE tenant_id = ? AND session_id = ? AND {VISIBLE} AND id = ? "
-        f"UNION ALL SELECT * FROM (SELECT id, role, name, content, timestamp FROM messages "
-        f"WHERE tenant_id = ? AND session_id = ? AND {VISIBLE} AND id {op} ? "
-        f"ORDER BY id {order} LIMIT 1)",
-        (str(tenant), hit.session_id, hit.id, str(tenant), hit.session_id, hit.id),
+        "SELECT m.id, m.session_id, s.title, s.started_at FROM messages m "
+        "JOIN sessions s ON s.id = m.session_id AND s.tenant_id = m.tenant_id "
+        "WHERE m.tenant_id = ? AND m.session_id IN (SELECT value FROM json_each(?)) "
+        "AND m.role IN ('user', 'assistant') AND m.content <> '' ORDER BY m.session_id, m.id",
+        (str(tenant), json.dumps(sorted(session_ids))),
     ).fetchall()
-    if not rows or rows[0]["id"] != hit.id:
-        return []
-    shown = []
+    layout = _Layout({}, {}, {})
     for row in rows:
-        is_hit = row["id"] == hit.id
-        text = trim(row["content"], pattern, HIT_CHARS if is_hit else CONTEXT_CHARS)
-        name = sanitize_recalled(row["name"]) if row["name"] else None
-        shown.append(Shown(row["id"], row["role"], name, row["timestamp"], text, is_hit))
-    return sorted(shown, key=lambda m: m.id)
+        session_id = row["session_id"]
+        if session_id not in layout.sessions:
+            title = sanitize_recalled(row["title"]) if row["title"] else None
+            layout.sessions[session_id] = FoundSession(session_id, title, row["started_at"])
+            layout.order[session_id] = []
+        layout.position[row["id"]] = len(layout.order[session_id])
+        layout.order[session_id].append(row["id"])
+    return layout
 
 
-def _found_session(
-    conn: sqlite3.Connection, tenant: TenantId, session_id: str
-) -> FoundSession | None:
-    row = conn.execute(
-        "SELECT id, title, started_at FROM sessions WHERE tenant_id = ? AND id = ?",
-        (str(tenant), session_id),
-    ).fetchone()
-    if row is None:
-        return None
-    title = sanitize_recalled(row["title"]) if row["title"] else None
-    return FoundSession(row["id"], title, row["started_at"])
+def _window_ids(layout: _Layout, hit: Hit) -> list[int]:
+    """The hit and the other half of its exchange: the reply after a user message, the
+    message before an assistant's."""
+    at = layout.position.get(hit.id)
+    if at is None:
+        return []
+    order = layout.order[hit.session_id]
+    other = at + 1 if hit.role == "user" else at - 1
+    return [order[i] for i in sorted({at, other}) if 0 <= i < len(order)]
 
 
-def _mark_skipped(conn: sqlite3.Connection, tenant: TenantId, session: FoundSession) -> None:
-    """Count, for each shown message, the session's messages since the previous one shown."""
-    ordered = session.ordered()
+def _messages(conn: sqlite3.Connection, tenant: TenantId, ids: set[int]) -> dict[int, sqlite3.Row]:
     rows = conn.execute(
-        f"SELECT id FROM messages WHERE tenant_id = ? AND session_id = ? AND {VISIBLE} "
-        "AND id < ? ORDER BY id",
-        (str(tenant), session.id, ordered[-1].id),
+        "SELECT id, role, name, content, timestamp FROM messages WHERE tenant_id = ? "
+        "AND id IN (SELECT value FROM json_each(?))",
+        (str(tenant), json.dumps(sorted(ids))),
     ).fetchall()
-    ids = [r[0] for r in rows]
-    previous = 0
-    for message in ordered:
-        at = bisect.bisect_left(ids, message.id)
-        message.skipped = at - bisect.bisect_right(ids, previous)
-        previous = message.id
+    return {r["id"]: r for r in rows}
+
+
+def _shown(row: sqlite3.Row, hit: bool, pattern: re.Pattern[str] | None) -> Shown:
+    text = trim(row["content"], pattern, HIT_CHARS if hit else CONTEXT_CHARS)
+    name = sanitize_recalled(row["name"]) if row["name"] else None
+    return Shown(row["id"], row["role"], name, row["timestamp"], text, hit)
+
+
+def _mark_skipped(layout: _Layout, session: FoundSession) -> None:
+    """Count, for each shown message, the session's messages since the previous one shown."""
+    previous = -1
+    for message in session.ordered():
+        at = layout.position[message.id]
+        message.skipped = at - previous - 1
+        previous = at
 
 
 def lineage_roots(conn: sqlite3.Connection, tenant: TenantId, ids: set[str]) -> dict[str, str]:

@@ -66,6 +66,8 @@ def test_extract_never_raises(text: str) -> None:
 def test_irregular_forms_join_and_reach_the_query() -> None:
     assert "ran" in forms("run") and "run" in forms("ran")
     assert forms("deploy") == ("deploy",)
+    assert forms("eat") == ("eat", "eaten")  # one group per line; "ate" would stem to "at"
+    assert forms("fall") == ("fall", "fell", "fallen")
     parsed = parse_query("how far did I run?")
     assert '"ran"' in parsed.expression and "ran" in parsed.needles
 
