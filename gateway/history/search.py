@@ -2,12 +2,13 @@
 
 Every method takes the tenant first and binds it in every statement. Discovery ranks
 messages with BM25 inside the tenant's own slice of the full-text index (see
-:mod:`gateway.history.fts`), groups the hits by session lineage (a compressed session and
-its continuations count once, under the lineage root), skips the caller's own lineage and
-returns the best sessions with context. Scope follows SPEC §7: a direct-message search sees
-only the tenant's DM sessions; a group search only the tenant's sessions of that group.
-Incognito sessions are never indexed, listed or read back. All stored text that leaves this
-module goes through :func:`gateway.security.fence.sanitize_recalled`.
+:mod:`gateway.history.fts`) and spends a character budget on the best windows of messages,
+from at most ``limit`` session lineages, never the caller's own (see
+:mod:`gateway.history.retrieve`); :mod:`gateway.history.recall` is the answer's shape.
+Scope follows SPEC §7: a direct-message search sees only the tenant's DM sessions; a group
+search only the tenant's sessions of that group. Incognito sessions are never indexed,
+listed or read back. All stored text that leaves this module goes through
+:func:`gateway.security.fence.sanitize_recalled`.
 """
 
 from __future__ import annotations
