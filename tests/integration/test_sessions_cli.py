@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -317,3 +318,16 @@ def test_every_subcommand_has_help_and_needs_a_tenant(home: Path) -> None:
     proc = sessions(home, "list")
     assert proc.returncode == 2 and "--tenant" in proc.stderr
     assert "must look like" in sessions(home, "list", "--tenant", "alice").stderr
+
+
+def test_search_now_anchors_time_expressions(home: Path, seeded: dict[str, str]) -> None:
+    listed = json.loads(ok(sessions(home, "list", "--tenant", str(ALICE), "--json")))
+    day = date.fromisoformat(next(s for s in listed if s["id"] == seeded["tea"])["started_at"][:10])
+    args = ["search", "what did I say yesterday?", "--tenant", str(ALICE), "--json", "--now"]
+    found = json.loads(ok(sessions(home, *args, (day + timedelta(days=1)).isoformat())))
+    assert found["when"] == day.isoformat()
+    assert seeded["tea"] in {s["id"] for s in found["sessions"]}
+    later = json.loads(ok(sessions(home, *args, "2199-01-01")))
+    assert later["when"] == "2198-12-31" and later["sessions"] == []
+    bad = sessions(home, "search", "x", "--tenant", str(ALICE), "--now", "soon")
+    assert bad.returncode == 2 and "--now" in bad.stderr
