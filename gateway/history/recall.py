@@ -50,6 +50,13 @@ class Shown:
     text: str
     hit: bool
     skipped: int = 0
+    _size: int = field(default=-1, repr=False, compare=False)
+
+    def size(self, session_date: str) -> int:
+        """Characters this message adds to the answer, with room for a "skipped" marker."""
+        if self._size < 0:
+            self._size = len(dumps(self.to_dict(session_date))) + 2 + _SKIPPED_COST
+        return self._size
 
     def to_dict(self, session_date: str) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "role": self.role}
@@ -138,7 +145,8 @@ class Packer:
         if not fresh:
             return True
         target = self.sessions.get(session.id)
-        cost = sum(len(dumps(m.to_dict(session.date))) + 2 + _SKIPPED_COST for m in fresh)
+        date = session.date
+        cost = sum(m.size(date) for m in fresh)
         if target is None:
             cost += len(dumps({**session.header(), "messages": []})) + 2
         if self.used + cost > self.budget:
