@@ -26,6 +26,7 @@ which callers answer with no results.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -142,12 +143,17 @@ class ParsedQuery:
         English needles match by a rough stem so ``deploys`` finds ``deploying``; CJK
         needles literally.
         """
-        parts = [
-            re.escape(n) if is_cjk(n[0]) else rf"\b{re.escape(_rough_stem(n))}\w*"
-            for n in sorted(self.needles, key=len, reverse=True)
-            if n
-        ]
-        return re.compile("|".join(parts), re.IGNORECASE) if parts else None
+        return _needle_regex(self.needles)
+
+
+@functools.lru_cache(maxsize=256)
+def _needle_regex(needles: tuple[str, ...]) -> re.Pattern[str] | None:
+    parts = [
+        re.escape(n) if is_cjk(n[0]) else rf"\b{re.escape(_rough_stem(n))}\w*"
+        for n in sorted(needles, key=len, reverse=True)
+        if n
+    ]
+    return re.compile("|".join(parts), re.IGNORECASE) if parts else None
 
 
 @dataclass(frozen=True, slots=True)

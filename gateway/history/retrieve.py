@@ -18,7 +18,6 @@ the caller's own lineage never) share the character budget (see :mod:`recall`).
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from dataclasses import dataclass
 
@@ -165,7 +164,6 @@ def pack(
     layout = _layout(conn, tenant, {h.session_id for h in hits})
     windows = {h.id: _window_ids(layout, h) for h in hits}
     rows |= _messages(conn, tenant, {i for ids in windows.values() for i in ids} - rows.keys())
-    pattern = parsed.needle_pattern()
     chosen: list[str] = []
     misses = 0
     for hit in hits:
@@ -178,7 +176,7 @@ def pack(
             continue  # deleted after it was ranked, or already shown
         if root not in chosen and len(chosen) >= lineages:
             continue
-        window = [_shown(rows[i], i == hit.id, pattern) for i in ids]
+        window = [_shown(rows[i], i == hit.id, parsed) for i in ids]
         core = [m for m in window if m.hit]
         if packer.add(found, window) or packer.add(found, core):
             misses = 0
@@ -257,8 +255,11 @@ def _messages(conn: sqlite3.Connection, tenant: TenantId, ids: set[int]) -> dict
     return {r["id"]: r for r in rows}
 
 
-def _shown(row: sqlite3.Row, hit: bool, pattern: re.Pattern[str] | None) -> Shown:
-    text = trim(row["content"], pattern, HIT_CHARS if hit else CONTEXT_CHARS)
+def _shown(row: sqlite3.Row, hit: bool, parsed: ParsedQuery) -> Shown:
+    size = HIT_CHARS if hit else CONTEXT_CHARS
+    # the needle regex is built only for a message long enough to be trimmed
+    pattern = parsed.needle_pattern() if len(row["content"]) > size else None
+    text = trim(row["content"], pattern, size)
     name = sanitize_recalled(row["name"]) if row["name"] else None
     return Shown(row["id"], row["role"], name, row["timestamp"], text, hit)
 
