@@ -50,7 +50,7 @@ class App:
         self.jobs_mode: JobsMode = jobs_mode or settings.jobs.mode
         self.db = Database(settings.state_db)
         self.sessions = SessionStore(self.db)
-        self.search = SessionSearch(self.db)
+        self.search = SessionSearch(self.db, budget_chars=settings.sessions.search_budget_chars)
         self.memory = MemoryStore(settings.home, settings.memory)
         self.providers = build_manager(settings, provider_services(self.db))
         self.llm = LLMClient(settings.llm, role="main", transport=llm_transport)

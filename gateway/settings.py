@@ -128,6 +128,9 @@ class SessionsSettings(_Section):
     compression_threshold: float = Field(default=0.75, gt=0.1, le=1.0)
     protect_first: int = Field(default=3, ge=0)
     protect_last: int = Field(default=20, ge=1)
+    #: Characters of one session_search answer (the JSON the model reads), spent on the
+    #: best matching windows; see gateway/history/recall.py.
+    search_budget_chars: int = Field(default=3600, ge=800, le=100_000)
 
 
 class RecallSettings(_Section):

@@ -30,10 +30,9 @@ HIT_PROMPT = (
 
 def _excerpt(hit: dict[str, Any], limit: int = 6000) -> str:
     lines: list[str] = []
-    for part in ("first", "around", "last"):
-        for message in hit.get(part) or []:
-            who = message.get("name") or message.get("role", "?")
-            lines.append(f"{who}: {sanitize_recalled(str(message.get('content', '')))}")
+    for message in hit.get("messages") or []:
+        who = message.get("name") or message.get("role", "?")
+        lines.append(f"{who}: {sanitize_recalled(str(message.get('text', '')))}")
     return "\n".join(lines)[:limit]
 
 

@@ -89,6 +89,10 @@ async def _title(agent: Agent, conversation: Conversation, args: str) -> str:
     return f"Title set: {wanted}"
 
 
+#: /search prints to a chat: fewer characters than the model may read.
+SEARCH_COMMAND_CHARS = 1500
+
+
 @command("search", "/search <query>", "Search your past conversations here.")
 async def _search(agent: Agent, conversation: Conversation, args: str) -> str:
     if not args:
@@ -101,6 +105,7 @@ async def _search(agent: Agent, conversation: Conversation, args: str) -> str:
         chat_type=conversation.chat_type,
         current_session_id=None,
         limit=5,
+        budget_chars=SEARCH_COMMAND_CHARS,
     )
     return format_search(result)
 
@@ -109,9 +114,8 @@ def format_search(result: SearchResult) -> str:
     if not result.sessions:
         return "Nothing found."
     lines = []
-    for hit in result.sessions:
-        info = hit.session
-        title = info.title or "(untitled)"
-        when = (info.started_at or "")[:16].replace("T", " ")
-        lines.append(f"• {title} — {when}, id {info.session_id}\n  {hit.snippet}")
+    for found in result.sessions:
+        hits = [m for m in found.ordered() if m.hit] or found.ordered()
+        lines.append(f"• {found.title or '(untitled)'} — {found.date}, id {found.id}")
+        lines.extend(f"  {m.text}" for m in hits[:2])
     return "\n".join(lines)

@@ -9,6 +9,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from gateway.errors import MnemogateError
 from gateway.history.db import Database
 from gateway.history.retention import prune as prune_sessions
 from gateway.history.search import SessionSearch
+from gateway.history.search_tool import search_answer
 from gateway.history.store import SessionRecord, SessionStore
 from gateway.history.transfer import (
     ON_CONFLICT,
@@ -141,36 +143,62 @@ def _group_scope(tenant: TenantId, group: str) -> str:
 @sessions.command()
 @tenant_option
 @click.argument("query")
-@click.option("--limit", default=3, show_default=True, type=click.IntRange(1, 10))
+@click.option(
+    "--limit",
+    default=None,
+    type=click.IntRange(1, 10),
+    help="At most this many sessions [default: as many as fit the budget].",
+)
 @click.option(
     "--group",
     "group",
     metavar="PLATFORM:CHAT_ID",
     help="Search the tenant's sessions in this group instead of direct messages.",
 )
+@click.option(
+    "--now",
+    "now",
+    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"]),
+    default=None,
+    help="Resolve 'last week', '昨天' … relative to this UTC time instead of the clock.",
+)
 @json_option
-def search(tenant: TenantId, query: str, limit: int, group: str | None, as_json: bool) -> None:
-    """Full-text search, as the session_search tool does it (--json: its result object)."""
+def search(
+    tenant: TenantId,
+    query: str,
+    limit: int | None,
+    group: str | None,
+    now: datetime | None,
+    as_json: bool,
+) -> None:
+    """Full-text search, as the session_search tool does it (--json: its exact answer)."""
+    settings = settings_or_exit()
     scope_key, chat_type = tenant.namespace, "dm"
     if group is not None:
         scope_key, chat_type = _group_scope(tenant, group), "group"
-    with _opened() as store:
-        result = SessionSearch(store.db).search(
-            tenant, query, scope_key=scope_key, chat_type=chat_type, limit=limit
+    moment = None if now is None else now.replace(tzinfo=UTC).timestamp()
+    with _opened(settings) as store:
+        searcher = SessionSearch(store.db, budget_chars=settings.sessions.search_budget_chars)
+        answer = search_answer(
+            searcher,
+            tenant,
+            query,
+            scope_key=scope_key,
+            chat_type=chat_type,
+            limit=limit,
+            now=moment,
         )
     if as_json:
-        _print_json(result.to_dict())
+        _print_json(answer)
         return
-    if not result.sessions:
+    if not answer["sessions"]:
         click.echo("No matching sessions.")
         return
-    for hit in result.sessions:
-        s = hit.session
-        click.echo(
-            f"{s.session_id}  {s.title or '(untitled)'}  {s.started_at}  "
-            f"({hit.matches} matching messages)"
-        )
-        click.echo(f"    {hit.snippet}")
+    for found in answer["sessions"]:
+        click.echo(f"{found['id']}  {found.get('title') or '(untitled)'}  {found['date']}")
+        for message in found["messages"]:
+            who = message.get("name") or message["role"]
+            click.echo(f"    [{message['id']}] {message['time']} {who}: {message['text']}")
 
 
 @sessions.command()

@@ -60,6 +60,13 @@ _TOKEN = re.compile(r"[^\W_]+")
 _BODY_MARK, _SENDER_MARK = "\x02", "\x03"
 
 
+class Ranking(NamedTuple):
+    """BM25 score of each ranked row and how many distinct query terms it contains."""
+
+    scores: dict[int, float]
+    coverage: dict[int, int]
+
+
 class IndexRow(NamedTuple):
     """One stored message as the indexer needs it."""
 
@@ -121,8 +128,8 @@ def tenant_match(tenant: TenantId, expression: str) -> str:
 
 def rank(
     conn: sqlite3.Connection, tenant: TenantId, rowids: Sequence[int], terms: Sequence[str]
-) -> dict[int, float]:
-    """BM25 score of each of ``rowids`` (index rows of ``tenant``) for the query ``terms``.
+) -> Ranking:
+    """BM25 score and term coverage of each of ``rowids`` (index rows of ``tenant``).
 
     FTS5's own ``bm25()`` counts every row of the table containing each term, whoever it
     belongs to, so its cost grows with all tenants' data (and other tenants' vocabulary
@@ -131,7 +138,7 @@ def rank(
     ``highlight()`` on the candidate rows only, N from the tenant's message count.
     """
     if not rowids or not terms:
-        return {}
+        return Ranking(dict.fromkeys(rowids, 0.0), dict.fromkeys(rowids, 0))
     wanted = json.dumps(list(rowids))
     n_docs = conn.execute(
         "SELECT count(*) FROM messages WHERE tenant_id = ?", (str(tenant),)
@@ -157,11 +164,13 @@ def rank(
         freqs.append((idf, tf))
     avg = sum(lengths.values()) / len(lengths) if lengths else 1.0
     scores: dict[int, float] = dict.fromkeys(rowids, 0.0)
+    coverage: dict[int, int] = dict.fromkeys(rowids, 0)
     for idf, tf in freqs:
         for rowid, f in tf.items():
             norm = K1 * (1 - B + B * lengths[rowid] / avg)
             scores[rowid] += idf * f * (K1 + 1) / (f + norm)
-    return scores
+            coverage[rowid] += f > 0
+    return Ranking(scores, coverage)
 
 
 def should_index(role: str, content: str) -> bool:

@@ -2,36 +2,40 @@
 
 Every method takes the tenant first and binds it in every statement. Discovery ranks
 messages with BM25 inside the tenant's own slice of the full-text index (see
-:mod:`gateway.history.fts`), groups the hits by session lineage (a compressed session and
-its continuations count once, under the lineage root), skips the caller's own lineage and
-returns the best sessions with context. Scope follows SPEC §7: a direct-message search sees
-only the tenant's DM sessions; a group search only the tenant's sessions of that group.
-Incognito sessions are never indexed, listed or read back. All stored text that leaves this
-module goes through :func:`gateway.security.fence.sanitize_recalled`.
+:mod:`gateway.history.fts`) and spends a character budget on the best windows of messages,
+from at most ``limit`` session lineages, never the caller's own (see
+:mod:`gateway.history.retrieve`); :mod:`gateway.history.recall` is the answer's shape.
+Scope follows SPEC §7: a direct-message search sees only the tenant's DM sessions; a group
+search only the tenant's sessions of that group. Incognito sessions are never indexed,
+listed or read back. All stored text that leaves this module goes through
+:func:`gateway.security.fence.sanitize_recalled`.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from dataclasses import dataclass, fields, is_dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from gateway.errors import NotFound
 from gateway.history.db import Database
-from gateway.history.fts import MAX_RANKED, TABLE, rank, tenant_match
-from gateway.history.query import ParsedQuery, parse_query
+from gateway.history.query import parse_query
+from gateway.history.recall import SearchResult
+from gateway.history.retrieve import VISIBLE, find_hits, lineage, lineage_roots, pack, scope_sql
 from gateway.security.fence import sanitize_recalled
 from gateway.tenants import TenantId
 
 MAX_CONTENT_CHARS = 500
-SNIPPET_CHARS = 200
+#: Default characters of one search answer (``sessions.search_budget_chars``) and the least
+#: a caller may ask for (room for one trimmed message).
+DEFAULT_BUDGET_CHARS = 3600
+MIN_BUDGET_CHARS = 800
 PREVIEW_CHARS = 120
 MAX_LIMIT = 10
 MAX_WINDOW = 50
-_MAX_DEPTH = 64
-_VISIBLE = "role IN ('user', 'assistant') AND content <> ''"
 _SUMMARY = (
     "SELECT s.id, s.title, s.started_at, s.ended_at, s.source, s.chat_type, s.parent_id, "
     "(SELECT COUNT(*) FROM messages m WHERE m.tenant_id = s.tenant_id AND m.session_id = s.id "
@@ -73,33 +77,6 @@ class SessionSummary:
 
 
 @dataclass(frozen=True, slots=True)
-class SessionHit:
-    """The best-matching session of one lineage, with the match in context."""
-
-    session: SessionSummary
-    lineage_root: str
-    match_message_id: int
-    matches: int
-    snippet: str
-    around: tuple[MessageView, ...]
-    first: tuple[MessageView, ...]
-    last: tuple[MessageView, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return _plain(self)
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    query: str
-    sessions: tuple[SessionHit, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        hits = [hit.to_dict() for hit in self.sessions]
-        return {"query": self.query, "count": len(hits), "sessions": hits}
-
-
-@dataclass(frozen=True, slots=True)
 class SessionView:
     """A window of one session; scroll with the first or last message id shown."""
 
@@ -115,8 +92,9 @@ class SessionView:
 class SessionSearch:
     """Tenant-scoped recall over state.db (search, read/scroll, recent)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, budget_chars: int = DEFAULT_BUDGET_CHARS) -> None:
         self.db = db
+        self.budget_chars = budget_chars
 
     def search(
         self,
@@ -126,40 +104,26 @@ class SessionSearch:
         scope_key: str,
         chat_type: str,
         current_session_id: str | None = None,
-        limit: int = 3,
+        limit: int | None = None,
+        now: float | None = None,
+        budget_chars: int | None = None,
     ) -> SearchResult:
-        """Top sessions (``limit`` clamped to 1–10) whose messages match ``query``."""
-        parsed = parse_query(query)
-        if parsed.empty:
-            return SearchResult(query, ())
-        limit = _clamp(limit, 1, MAX_LIMIT)
+        """The best windows of matching messages, from at most ``limit`` (1–10, default 10)
+        session lineages, within ``budget_chars`` (default: this search's budget).
+
+        ``now`` (default: the clock) anchors time expressions such as "last week".
+        """
+        parsed = parse_query(query, time.time() if now is None else now)
+        when = parsed.span.label() if parsed.span else None
+        if parsed.empty and parsed.span is None:
+            return SearchResult(query, (), when)
+        lineages = _clamp(limit if limit is not None else MAX_LIMIT, 1, MAX_LIMIT)
+        budget = max(MIN_BUDGET_CHARS, budget_chars or self.budget_chars)
 
         def run(conn: sqlite3.Connection) -> SearchResult:
-            scope_sql, scope_args = _scope(chat_type, scope_key)
-            t = str(tenant)
-            rows = conn.execute(
-                f"SELECT m.id, m.session_id FROM {TABLE} "
-                f"CROSS JOIN messages m ON m.id = {TABLE}.rowid "
-                "JOIN sessions s ON s.id = m.session_id "
-                f"WHERE {TABLE} MATCH ? AND m.tenant_id = ? AND s.tenant_id = ? "
-                f"AND s.incognito = 0 AND {scope_sql} ORDER BY {TABLE}.rowid DESC LIMIT ?",
-                (tenant_match(tenant, parsed.expression), t, t, *scope_args, MAX_RANKED),
-            ).fetchall()
-            scores = rank(conn, tenant, [r["id"] for r in rows], parsed.terms)
-            rows.sort(key=lambda r: (-scores[r["id"]], -r["id"]))
-            sessions = {r["session_id"] for r in rows}
-            roots = _roots(conn, tenant, sessions | {current_session_id or ""})
-            skip = roots.get(current_session_id or "")
-            groups: dict[str, list[sqlite3.Row]] = {}
-            for row in rows:
-                root = roots.get(row["session_id"], row["session_id"])
-                if root != skip:
-                    groups.setdefault(root, []).append(row)
-            best = list(groups.items())[:limit]
-            hits = (
-                self._hit(conn, tenant, root, group[0], len(group), parsed) for root, group in best
-            )
-            return SearchResult(query, tuple(hit for hit in hits if hit is not None))
+            scope = scope_sql(chat_type, scope_key)
+            hits = find_hits(conn, tenant, parsed, scope)
+            return pack(conn, tenant, parsed, hits, current_session_id, lineages, budget, when)
 
         return self.db.read(run)
 
@@ -182,11 +146,11 @@ class SessionSearch:
         window = _clamp(window, 1, MAX_WINDOW)
 
         def run(conn: sqlite3.Connection) -> SessionView:
-            scope_sql, scope_args = (
-                ("1", ()) if chat_type is None else _scope(chat_type, scope_key or "")
+            where, scope_args = (
+                ("1", ()) if chat_type is None else scope_sql(chat_type, scope_key or "")
             )
             row = conn.execute(
-                f"{_SUMMARY} AND s.id = ? AND {scope_sql}", (str(tenant), session_id, *scope_args)
+                f"{_SUMMARY} AND s.id = ? AND {where}", (str(tenant), session_id, *scope_args)
             ).fetchone()
             if row is None:
                 raise NotFound(f"no session {session_id!r} for {tenant}")
@@ -225,87 +189,19 @@ class SessionSearch:
         limit = _clamp(limit, 1, MAX_WINDOW)
 
         def run(conn: sqlite3.Connection) -> list[SessionSummary]:
-            scope_sql, scope_args = _scope(chat_type, scope_key)
+            where, scope_args = scope_sql(chat_type, scope_key)
             excluded: list[str] = []
             if exclude_lineage_of is not None:
-                root = _roots(conn, tenant, {exclude_lineage_of}).get(exclude_lineage_of)
-                excluded = _lineage(conn, tenant, root) if root else []
+                root = lineage_roots(conn, tenant, {exclude_lineage_of}).get(exclude_lineage_of)
+                excluded = lineage(conn, tenant, root) if root else []
             rows = conn.execute(
-                f"{_SUMMARY} AND {scope_sql} AND s.id NOT IN (SELECT value FROM json_each(?)) "
+                f"{_SUMMARY} AND {where} AND s.id NOT IN (SELECT value FROM json_each(?)) "
                 "ORDER BY s.started_at DESC, s.rowid DESC LIMIT ?",
                 (str(tenant), *scope_args, json.dumps(excluded), limit),
             ).fetchall()
             return [_summary(r) for r in rows]
 
         return self.db.read(run)
-
-    def _hit(
-        self,
-        conn: sqlite3.Connection,
-        tenant: TenantId,
-        root: str,
-        best: sqlite3.Row,
-        matches: int,
-        parsed: ParsedQuery,
-    ) -> SessionHit | None:
-        """None when the session or message was deleted after it was ranked."""
-        session_id, message_id = best["session_id"], best["id"]
-        summary = conn.execute(f"{_SUMMARY} AND s.id = ?", (str(tenant), session_id)).fetchone()
-        hit = conn.execute(
-            "SELECT id, role, name, content, timestamp FROM messages "
-            "WHERE tenant_id = ? AND session_id = ? AND id = ?",
-            (str(tenant), session_id, message_id),
-        ).fetchone()
-        if summary is None or hit is None:
-            return None
-        before = _visible(conn, tenant, session_id, "<", message_id, 2)
-        after = _visible(conn, tenant, session_id, ">", message_id, 2)
-        first = _visible(conn, tenant, session_id, ">", 0, 2)
-        last = [
-            m for m in reversed(_visible(conn, tenant, session_id, "<", 2**62, 2)) if m not in first
-        ]
-        return SessionHit(
-            session=_summary(summary),
-            lineage_root=root,
-            match_message_id=message_id,
-            matches=matches,
-            snippet=parsed.snippet(sanitize_recalled(hit["content"]), SNIPPET_CHARS),
-            around=(*reversed(before), _view(hit), *after),
-            first=tuple(first),
-            last=tuple(last),
-        )
-
-
-def _scope(chat_type: str, scope_key: str) -> tuple[str, tuple[str, ...]]:
-    if chat_type == "dm":
-        return "s.chat_type = 'dm'", ()
-    return "s.chat_type <> 'dm' AND s.scope_key = ?", (scope_key,)
-
-
-def _roots(conn: sqlite3.Connection, tenant: TenantId, ids: set[str]) -> dict[str, str]:
-    """Lineage root of each of ``ids`` that is one of the tenant's sessions."""
-    rows = conn.execute(
-        "WITH RECURSIVE up(start, id, parent, depth) AS ("
-        " SELECT id, id, parent_id, 0 FROM sessions"
-        " WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))"
-        " UNION ALL SELECT up.start, s.id, s.parent_id, up.depth + 1 FROM up"
-        " JOIN sessions s ON s.id = up.parent AND s.tenant_id = ? WHERE up.depth < ?)"
-        " SELECT start, id FROM up ORDER BY start, depth",
-        (str(tenant), json.dumps(sorted(ids)), str(tenant), _MAX_DEPTH),
-    ).fetchall()
-    return {start: root for start, root in rows}  # the deepest ancestor comes last
-
-
-def _lineage(conn: sqlite3.Connection, tenant: TenantId, root: str) -> list[str]:
-    rows = conn.execute(
-        "WITH RECURSIVE down(id, depth) AS ("
-        " SELECT id, 0 FROM sessions WHERE tenant_id = ? AND id = ?"
-        " UNION ALL SELECT s.id, down.depth + 1 FROM down"
-        " JOIN sessions s ON s.parent_id = down.id AND s.tenant_id = ? WHERE down.depth < ?)"
-        " SELECT id FROM down",
-        (str(tenant), root, str(tenant), _MAX_DEPTH),
-    ).fetchall()
-    return [r[0] for r in rows]
 
 
 def _visible(
@@ -315,7 +211,7 @@ def _visible(
     order = "DESC" if op == "<" else "ASC"
     rows = conn.execute(
         "SELECT id, role, name, content, timestamp FROM messages "
-        f"WHERE tenant_id = ? AND session_id = ? AND {_VISIBLE} AND id {op} ? "
+        f"WHERE tenant_id = ? AND session_id = ? AND {VISIBLE} AND id {op} ? "
         f"ORDER BY id {order} LIMIT ?",
         (str(tenant), session_id, pivot, limit),
     ).fetchall()

@@ -5,7 +5,7 @@ arguments choose only *what* to look for, never *whose* history. Every answer is
 including errors, so a bad call never interrupts the turn.
 
 Optional LLM summaries of hits (``sessions.summarize``) belong in the caller: it can post-
-process the ``search`` answer (``sessions[*].around``) before returning it to the model.
+process the ``search`` answer (``sessions[*].messages``) before returning it to the model.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from gateway.tenants import TenantId
 TOOL_NAME = "session_search"
 DEFAULT_RECENT = 10
 MAX_SESSION_ID_CHARS = 200
+NO_MATCH_HINT = "No match. Try fewer words, synonyms, OR, or a prefix*."
 _INTEGER = re.compile(r"-?[0-9]{1,18}")
 
 SESSION_SEARCH_SCHEMA: dict[str, Any] = {
@@ -30,11 +31,13 @@ SESSION_SEARCH_SCHEMA: dict[str, Any] = {
         "description": (
             "Search this user's past conversations with you. Use it before asking the user "
             "to repeat something they may already have told you. "
-            "With `query`: returns the best-matching past sessions (title, date, a snippet, "
-            "the messages around the match, and how the session began and ended). Query "
-            'syntax: keywords (all must match), "exact phrase", OR between alternatives, '
+            "With `query`: returns the best-matching messages with the exchange around each, "
+            "grouped by session (id, title, date); long messages are trimmed around the "
+            "match, `skipped` counts messages left out before one, `more` counts further "
+            'matches. Query syntax: keywords, "exact phrase", OR between alternatives, '
             "NOT to exclude a word, prefix* for word beginnings; a plain question also works "
-            "(its key words are matched). Chinese, Japanese and Korean words are supported. "
+            "(its key words are matched; dates like 'last week' or 'in May' favour messages "
+            "of that time). Chinese, Japanese and Korean words are supported. "
             "With `session_id`: read that session; add `around_message_id` and `window` to "
             "scroll (pass the first or last message id you saw). "
             "With no arguments: list the most recent sessions."
@@ -50,7 +53,7 @@ SESSION_SEARCH_SCHEMA: dict[str, Any] = {
                     "type": "integer",
                     "minimum": 1,
                     "maximum": MAX_LIMIT,
-                    "description": "How many sessions to return (default 3 for a search).",
+                    "description": "At most this many sessions (default: as many as fit).",
                 },
                 "session_id": {
                     "type": "string",
@@ -128,18 +131,15 @@ class SessionSearchTool:
             )
             return {"mode": "read", **view.to_dict()}
         if query and query.strip():
-            result = self._search.search(
+            return search_answer(
+                self._search,
                 self._tenant,
                 query,
                 scope_key=self._scope_key,
                 chat_type=self._chat_type,
                 current_session_id=self._current,
-                limit=limit if limit is not None else 3,
+                limit=limit,
             )
-            answer = {"mode": "search", **result.to_dict()}
-            if not result.sessions:
-                answer["hint"] = "No match. Try fewer words, synonyms, OR, or a prefix*."
-            return answer
         recent = self._search.recent(
             self._tenant,
             scope_key=self._scope_key,
@@ -148,6 +148,33 @@ class SessionSearchTool:
             exclude_lineage_of=self._current,
         )
         return {"mode": "recent", "count": len(recent), "sessions": [s.to_dict() for s in recent]}
+
+
+def search_answer(
+    search: SessionSearch,
+    tenant: TenantId,
+    query: str,
+    *,
+    scope_key: str,
+    chat_type: str,
+    current_session_id: str | None = None,
+    limit: int | None = None,
+    now: float | None = None,
+) -> dict[str, Any]:
+    """The answer to a search, as the tool and ``sessions search --json`` both print it."""
+    result = search.search(
+        tenant,
+        query,
+        scope_key=scope_key,
+        chat_type=chat_type,
+        current_session_id=current_session_id,
+        limit=limit,
+        now=now,
+    )
+    answer = result.to_dict()
+    if not result.sessions:
+        answer["hint"] = NO_MATCH_HINT
+    return answer
 
 
 def _load(arguments: dict[str, Any] | str) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-BENCHMARKS = ("bench_search", "bench_turns", "bench_workers")
+BENCHMARKS = ("bench_search", "bench_recall", "bench_turns", "bench_workers")
 
 
 def main() -> None:

@@ -182,10 +182,9 @@ def test_search_returns_only_own_sessions(world: World, data: st.DataObject) -> 
             current_session_id=current,
             limit=10,
         )
-        for hit in result.sessions:
-            assert world.sessions[hit.session.session_id] == tenant
-            assert world.sessions[hit.lineage_root] == tenant
-            for message in (*hit.around, *hit.first, *hit.last):
+        for found in result.sessions:
+            assert world.sessions[found.id] == tenant
+            for message in found.ordered():
                 assert world.messages[message.id] == tenant
         _assert_only_own(world, tenant, result.to_dict())
 
@@ -237,7 +236,7 @@ def test_each_tenant_finds_its_own_canaries(world: World) -> None:
                 tenant, canary, scope_key=tenant.namespace, chat_type="dm", limit=10
             )
             assert result.sessions, (tenant, canary)
-            assert {world.sessions[h.session.session_id] for h in result.sessions} == {tenant}
+            assert {world.sessions[h.id] for h in result.sessions} == {tenant}
         # The neighbour's token typed as text finds this tenant's own message, nothing else.
         neighbour_token = tenant_token(
             world.tenants[(world.tenants.index(tenant) + 1) % len(world.tenants)]
@@ -245,4 +244,4 @@ def test_each_tenant_finds_its_own_canaries(world: World) -> None:
         hits = world.search.search(
             tenant, neighbour_token, scope_key=tenant.namespace, chat_type="dm"
         ).sessions
-        assert hits and all(world.sessions[h.session.session_id] == tenant for h in hits)
+        assert hits and all(world.sessions[h.id] == tenant for h in hits)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
 
 from gateway.history.db import Database
 from gateway.history.search import SessionSearch
+from gateway.history.search_tool import SessionSearchTool
 from gateway.history.store import NewMessage, SessionStore
 from gateway.history.transfer import ExportedSession
 from gateway.tenants import GroupId, MemoryScope, TenantId
@@ -148,25 +150,30 @@ def test_a_tenant_cannot_reach_another_tenants_session(home: Path, seeded: dict[
     listed = json.loads(ok(sessions(home, "list", "--tenant", str(ALICE), "--json")))
     assert {s["id"]: s["title"] for s in listed}[tea] == "Tea 茶"
     found = json.loads(ok(sessions(home, "search", "oolong", "--tenant", str(BOB), "--json")))
-    assert [h["session"]["session_id"] for h in found["sessions"]] == [seeded["bob"]]
+    assert [h["id"] for h in found["sessions"]] == [seeded["bob"]]
 
 
 def test_search_json_is_the_tool_result(home: Path, seeded: dict[str, str]) -> None:
     printed = json.loads(ok(sessions(home, "search", "oolong", "--tenant", str(ALICE), "--json")))
     store = open_store(home)
     try:
-        expected = SessionSearch(store.db).search(
-            ALICE, "oolong", scope_key=ALICE.namespace, chat_type="dm"
+        tool = SessionSearchTool(
+            SessionSearch(store.db),
+            tenant=ALICE,
+            scope_key=ALICE.namespace,
+            chat_type="dm",
+            current_session_id=None,
         )
+        expected = tool.handle({"query": "oolong"})
     finally:
         store.db.close()
-    assert printed == json.loads(json.dumps(expected.to_dict()))
-    assert [h["session"]["session_id"] for h in printed["sessions"]] == [seeded["tea"]]
+    assert printed == json.loads(expected)
+    assert [h["id"] for h in printed["sessions"]] == [seeded["tea"]]
 
     cjk = json.loads(ok(sessions(home, "search", "脚本", "--tenant", str(ALICE), "--json")))
-    assert cjk["count"] == 1
+    assert len(cjk["sessions"]) == 1
     human = ok(sessions(home, "search", "Kyoto", "--tenant", str(ALICE)))
-    assert seeded["trip"] in human and "**Kyoto**" in human
+    assert seeded["trip"] in human and "Kyoto" in human
     assert "No matching" in ok(sessions(home, "search", "picnic", "--tenant", str(ALICE)))
 
     in_group = json.loads(
@@ -183,7 +190,7 @@ def test_search_json_is_the_tool_result(home: Path, seeded: dict[str, str]) -> N
             )
         )
     )
-    assert [h["session"]["session_id"] for h in in_group["sessions"]] == [seeded["group"]]
+    assert [h["id"] for h in in_group["sessions"]] == [seeded["group"]]
     usage = sessions(home, "search", "x", "--tenant", str(ALICE), "--group", "nonsense")
     assert usage.returncode == 2 and "Invalid value for --group" in usage.stderr
 
@@ -203,7 +210,7 @@ def test_export_import_round_trip_across_homes(
     assert said.startswith("imported 3 sessions (8 messages)")
     assert ok(sessions(fresh, "export", "--tenant", str(ALICE))) == exported
     found = json.loads(ok(sessions(fresh, "search", "Kyoto", "--tenant", str(ALICE), "--json")))
-    assert found["count"] == 1
+    assert len(found["sessions"]) == 1
 
     reason = failed(sessions(fresh, "import", str(out), "--tenant", str(ALICE)))
     assert reason.startswith("Error: line 1: id ") and "--on-conflict" in reason
@@ -259,7 +266,7 @@ def test_rename_and_delete(home: Path, seeded: dict[str, str]) -> None:
         "Error: no session"
     )
     found = json.loads(ok(sessions(home, "search", "oolong", "--tenant", str(ALICE), "--json")))
-    assert found["count"] == 0
+    assert len(found["sessions"]) == 0
 
 
 def test_prune_removes_old_ended_sessions_and_their_hits(home: Path) -> None:
@@ -285,7 +292,7 @@ def test_prune_removes_old_ended_sessions_and_their_hits(home: Path) -> None:
 
     def hits(tenant: TenantId) -> set[str]:
         out = ok(sessions(home, "search", "zeppelin", "--tenant", str(tenant), "--json"))
-        return {h["session"]["session_id"] for h in json.loads(out)["sessions"]}
+        return {h["id"] for h in json.loads(out)["sessions"]}
 
     assert hits(ALICE) == {"old_alice", recent, live.id}
     only_bob = json.loads(
@@ -308,3 +315,16 @@ def test_every_subcommand_has_help_and_needs_a_tenant(home: Path) -> None:
     proc = sessions(home, "list")
     assert proc.returncode == 2 and "--tenant" in proc.stderr
     assert "must look like" in sessions(home, "list", "--tenant", "alice").stderr
+
+
+def test_search_now_anchors_time_expressions(home: Path, seeded: dict[str, str]) -> None:
+    listed = json.loads(ok(sessions(home, "list", "--tenant", str(ALICE), "--json")))
+    day = date.fromisoformat(next(s for s in listed if s["id"] == seeded["tea"])["started_at"][:10])
+    args = ["search", "what did I say yesterday?", "--tenant", str(ALICE), "--json", "--now"]
+    found = json.loads(ok(sessions(home, *args, (day + timedelta(days=1)).isoformat())))
+    assert found["when"] == day.isoformat()
+    assert seeded["tea"] in {s["id"] for s in found["sessions"]}
+    later = json.loads(ok(sessions(home, *args, "2199-01-01")))
+    assert later["when"] == "2198-12-31" and later["sessions"] == []
+    bad = sessions(home, "search", "x", "--tenant", str(ALICE), "--now", "soon")
+    assert bad.returncode == 2 and "--now" in bad.stderr

@@ -140,7 +140,7 @@ async def test_compression_continues_in_child_with_flush(
         hits = app.search.search(
             ALICE.tenant, "Arashiyama", scope_key=ALICE.search_scope_key(), chat_type="dm"
         ).sessions
-        assert hits and hits[0].lineage_root == parent.id
+        assert hits and {found.id for found in hits} <= {parent.id, child.id}
 
 
 async def test_search_tool_with_aux_summaries(make_settings: Any, fake_llm: FakeLLM) -> None:

@@ -49,14 +49,17 @@ def fts() -> Iterator[sqlite3.Connection]:
 
 
 def search(conn: sqlite3.Connection, text: str) -> set[int]:
+    """Rows of the strict expression, or of the fallback when the strict one finds none."""
     parsed = parse_query(text)
-    if parsed.empty:
-        return set()
-    rows = conn.execute(
-        "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?",
-        (tenant_match(TENANT, parsed.expression),),
-    ).fetchall()
-    return {r[0] for r in rows}
+    found: set[int] = set()
+    for expression in (parsed.expression, parsed.fallback):
+        if expression and not found:
+            rows = conn.execute(
+                "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?",
+                (tenant_match(TENANT, expression),),
+            ).fetchall()
+            found = {r[0] for r in rows}
+    return found
 
 
 def assert_safe(expression: str) -> None:
@@ -88,7 +91,8 @@ def assert_safe(expression: str) -> None:
         ("python 公园", {6}),
         ("e-mail", {8}),
         ("gpt-4", {8}),
-        ("我们之前讨论过部署脚本吗？", {5, 6}),  # OR-ed: 脚本 alone also matches 6
+        ("我们之前讨论过部署脚本吗？", {5}),  # every term first: 6 has only 脚本
+        ("我们之前讨论过部署脚本和合同吗？", {5, 6}),  # none has every term: any of them
         ("", set()),
     ],
 )
@@ -101,11 +105,17 @@ def test_other_tenant_never_matches(fts: sqlite3.Connection) -> None:
     assert search(fts, tenant_token(OTHER)) == set()
 
 
-def test_keywords_are_anded_questions_ored() -> None:
-    assert parse_query("deploy script").expression == '"deploy" AND "script"'
+def test_and_first_then_or() -> None:
+    keywords = parse_query("deploy script")
+    assert keywords.expression == '"deploy" AND "script"'
+    assert keywords.fallback == '"deploy" OR "script"'
     nl = parse_query("what did we decide about the deploy script?")
     assert nl.natural
-    assert nl.expression == '"decide" OR "deploy" OR "script"'
+    assert nl.expression == '"decide" AND "deploy" AND "script"'
+    assert nl.fallback == '"decide" OR "deploy" OR "script"'
+    # explicit operators are taken as written: no fallback
+    assert parse_query("deploy OR script").fallback == ""
+    assert parse_query("deploy -script").fallback == ""
 
 
 def test_or_binds_tighter_than_implicit_and() -> None:
@@ -117,8 +127,8 @@ def test_or_binds_tighter_than_implicit_and() -> None:
 def test_chinese_stop_words_dropped() -> None:
     parsed = parse_query("我曾经和你推荐过一部科幻电影，它的名字是？")
     assert parsed.natural
-    assert set(parsed.needles) == {"推荐", "科幻电影", "名字"}
-    for word in ("曾经", "你", "一部", "它"):
+    assert set(parsed.needles) == {"推荐", "科幻电影"}
+    for word in ("曾经", "你", "一部", "它", "名字"):
         assert word not in parsed.expression
 
 
