@@ -357,3 +357,22 @@ def confirm_erasure(
         return cur.rowcount > 0
 
     return db.write(consume)
+
+
+def forget_identity(
+    settings: Settings,
+    accounts: list[TenantId],
+    *,
+    redis_client: redis.Redis | None = None,
+    db: Database | None = None,
+) -> ErasureReport:
+    """Erase a linked identity: the owner tenant (``accounts[0]``, whose erasure also drops
+    the links into it) and then each linked account's own data; one summed report."""
+    total = ErasureReport(accounts[0])
+    for account in accounts:
+        part = forget_tenant(settings, account, redis_client=redis_client, db=db)
+        for what, count in part.erased.items():
+            total.erased[what] = total.erased.get(what, 0) + count
+        for what, why in part.not_erased.items():
+            total.not_erased[f"{what} ({account})"] = why
+    return total
