@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gateway.agent.sessions import conversation_of
 from gateway.errors import UserInputError
 from gateway.history.db import Database
 from gateway.history.records import NewMessage
@@ -16,9 +17,10 @@ from gateway.history.store import SessionStore
 from gateway.identity import LinkLocked, LinkStore, link_accounts
 from gateway.memory.approval import ApprovalStore
 from gateway.memory.store import MemoryStore, Operation
+from gateway.notices import Notice
 from gateway.pairing import LOCKOUT_FAILURES
 from gateway.settings import MemorySettings
-from gateway.tenants import MemoryScope, TenantId
+from gateway.tenants import GroupId, MemoryScope, TenantId
 from tests.conftest import run_cli
 
 CELLO = "Plays the cello in a community orchestra on Tuesdays"
@@ -182,3 +184,36 @@ def test_operator_cli_links_lists_and_unlinks(home: Path, db: Database) -> None:
     assert "Unlinked discord:22 from telegram:11" in unlinked.stdout
     bad = run_cli(["tenants", "link", "telegram:011", "discord:22"], home=home)
     assert bad.returncode != 0
+
+
+def test_a_moved_session_keeps_its_platform_for_group_scope_and_notices(
+    db: Database, home: Path
+) -> None:
+    store = SessionStore(db)
+    group = store.create_session(
+        DC,
+        session_key="discord:group:777:22",
+        source="discord",
+        system_prompt="p",
+        tools_json="[]",
+        scope_key=f"{DC.namespace}.discord-777",
+        chat_id="777",
+        chat_type="group",
+    )
+    dm = _session(db, DC, "discord:dm:900", "hello")
+    roomy = MemoryStore(home, MemorySettings())
+    group_scope = MemoryScope(DC, GroupId("discord", "777"))
+    roomy.apply(group_scope, "user", [Operation("add", "Group-only fact")], origin="import")
+    link_accounts(db, home, roomy, TG, DC, by="test")
+
+    moved = store.get_session(TG, group.id)
+    assert moved.scope_key == f"{TG.namespace}.discord-777"
+    conversation = conversation_of(moved)
+    assert conversation.tenant == TG and conversation.platform == "discord"
+    assert conversation.memory_scope("isolated") == MemoryScope(TG, GroupId("discord", "777"))
+    assert [e.text for e in roomy.read(MemoryScope(TG, GroupId("discord", "777")), "user")] == [
+        "Group-only fact"
+    ]
+    notice = Notice.for_session(store.get_session(TG, dm), "💾 Memory updated")
+    assert (notice.platform, notice.chat_id, notice.tenant) == ("discord", "900", TG)
+    assert Notice.for_session(moved, "x").platform == "discord"
