@@ -10,7 +10,11 @@ from typing import Any
 
 import pytest
 
+from gateway.history.db import Database
+from gateway.identity import link_accounts
+from gateway.memory.store import MemoryStore
 from gateway.settings import Settings, load_settings
+from gateway.tenants import TenantId
 from tests.fakes.discord_server import FakeDiscord, FakeGuild
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.script import Script, chat_requests, tool_call
@@ -193,3 +197,27 @@ async def test_brute_forcing_codes_locks_out_and_a_group_code_is_void(
     assert "void" in in_group
     assert "wrong, expired or already used" in void
     assert "Linked" not in void
+
+
+async def test_linking_never_grants_access_or_admin_rights(
+    settings: Settings, tg: FakeTelegram, discord: FakeDiscord, fake_llm: FakeLLM
+) -> None:
+    stranger = 777
+    access = settings.access.model_copy(update={"admins": [f"telegram:{ALICE_TG}"]})
+    settings = settings.model_copy(update={"access": access})
+    db = Database(settings.state_db)
+    memory = MemoryStore(settings.home, settings.memory)
+    admin = TenantId.of("telegram", ALICE_TG)
+    link_accounts(db, settings.home, memory, admin, TenantId.of("discord", ALICE_DC), by="t")
+    link_accounts(db, settings.home, memory, admin, TenantId.of("discord", stranger), by="t")
+    db.close()
+    chats = Chats(tg, discord)
+    async with running_gateway(settings):
+        pairing = await chats.on_discord(stranger, "hello, I am linked")
+        allow = await chats.on_discord(ALICE_DC, f"/allow discord:{stranger}")
+        whoami = await chats.on_discord(ALICE_DC, "/whoami")
+        as_admin = await chats.telegram("/whoami")
+    assert "pairing code" in pairing  # linked into an allowed tenant, still a stranger
+    assert allow == "Only the bot's admins can do that."
+    assert "Role: user." in whoami and f"You are discord:{ALICE_DC}." in whoami
+    assert "Role: admin." in as_admin and f"discord:{ALICE_DC}" in as_admin
