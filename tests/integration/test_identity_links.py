@@ -22,6 +22,8 @@ from gateway.pairing import LOCKOUT_FAILURES
 from gateway.settings import MemorySettings
 from gateway.tenants import GroupId, MemoryScope, TenantId
 from tests.conftest import run_cli
+from tests.fakes.llm_server import FakeLLM
+from tests.fakes.script import Script, chat_requests, tool_call
 
 CELLO = "Plays the cello in a community orchestra on Tuesdays"
 NUTS = "Allergic to hazelnuts and to most tree nuts, badly so"
@@ -217,3 +219,23 @@ def test_a_moved_session_keeps_its_platform_for_group_scope_and_notices(
     notice = Notice.for_session(store.get_session(TG, dm), "💾 Memory updated")
     assert (notice.platform, notice.chat_id, notice.tenant) == ("discord", "900", TG)
     assert Notice.for_session(moved, "x").platform == "discord"
+
+
+def test_console_chat_resolves_a_linked_console_account(home: Path, fake_llm: FakeLLM) -> None:
+    env = {
+        "MNEMOGATE_LLM__BASE_URL": fake_llm.base_url,
+        "MNEMOGATE_LLM__MODEL": "m",
+        "MNEMOGATE_LLM__MAX_RETRIES": "0",
+        "MNEMOGATE_JOBS__MODE": "inline",
+    }
+    fake_llm.handler = Script(
+        [tool_call("memory", {"action": "add", "target": "user", "content": "Likes okra"}), "ok"]
+    )
+    told = run_cli(["chat", "--user", "alice"], home=home, input_text="I like okra\n", **env)
+    assert told.returncode == 0, told.stderr
+    linked = run_cli(["tenants", "link", "console:alice", "console:al"], home=home)
+    assert linked.returncode == 0, linked.stderr
+    asked = run_cli(["chat", "--user", "al"], home=home, input_text="/whoami\nhi\n", **env)
+    assert asked.returncode == 0, asked.stderr
+    assert "console:alice" in asked.stdout
+    assert "Likes okra" in str(chat_requests(fake_llm.requests)[-1]["messages"][0]["content"])
