@@ -78,6 +78,19 @@ def list_cmd(as_json: bool) -> None:
                 "linked_to": links.get(str(tenant)),
             }
         )
+    seen = {item["tenant"] for item in found}
+    for account, owner in sorted(links.items()):
+        if account not in seen:  # linked by the operator before it ever wrote
+            tenant = TenantId.parse(account)
+            found.append(
+                {
+                    "tenant": account,
+                    "created_at": "",
+                    "sessions": 0,
+                    "memory_bytes": _memory_bytes(settings.home, tenant),
+                    "linked_to": owner,
+                }
+            )
     if as_json:
         click.echo(json.dumps(found, ensure_ascii=False))
         return

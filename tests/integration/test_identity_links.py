@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +20,7 @@ from gateway.memory.approval import ApprovalStore
 from gateway.memory.store import MemoryStore, Operation
 from gateway.notices import Notice
 from gateway.pairing import LOCKOUT_FAILURES
+from gateway.privacy import forget_tenant
 from gateway.settings import MemorySettings
 from gateway.tenants import GroupId, MemoryScope, TenantId
 from tests.conftest import run_cli
@@ -186,6 +188,13 @@ def test_operator_cli_links_lists_and_unlinks(home: Path, db: Database) -> None:
     assert "Unlinked discord:22 from telegram:11" in unlinked.stdout
     bad = run_cli(["tenants", "link", "telegram:011", "discord:22"], home=home)
     assert bad.returncode != 0
+    unseen = run_cli(["tenants", "link", "telegram:11", "discord:99"], home=home)
+    assert unseen.returncode == 0, unseen.stderr
+    table = run_cli(["tenants", "list"], home=home).stdout
+    assert "LINKED TO" in table
+    assert any(
+        line.startswith("discord:99") and "telegram:11" in line for line in table.splitlines()
+    )
 
 
 def test_a_moved_session_keeps_its_platform_for_group_scope_and_notices(
@@ -239,3 +248,18 @@ def test_console_chat_resolves_a_linked_console_account(home: Path, fake_llm: Fa
     assert asked.returncode == 0, asked.stderr
     assert "console:alice" in asked.stdout
     assert "Likes okra" in str(chat_requests(fake_llm.requests)[-1]["messages"][0]["content"])
+
+
+def test_erasing_one_linked_account_detaches_it(
+    db: Database, home: Path, make_settings: Any
+) -> None:
+    memory = MemoryStore(home, MemorySettings())
+    third = TenantId.of("discord", 44)
+    link_accounts(db, home, memory, TG, DC, by="test")
+    link_accounts(db, home, memory, TG, third, by="test")
+    report = forget_tenant(make_settings(), DC, db=db)
+    assert report.erased["account links"] == 1
+    links = LinkStore(db)
+    assert links.resolve(DC) == DC and links.accounts(TG) == [TG, third]
+    forget_tenant(make_settings(), TG, db=db)  # erasing the owner detaches the rest
+    assert links.resolve(third) == third
