@@ -12,9 +12,10 @@ import pytest
 
 from gateway.history.db import Database
 from gateway.identity import link_accounts
-from gateway.memory.store import MemoryStore
+from gateway.memory.approval import ApprovalStore
+from gateway.memory.store import MemoryStore, Operation
 from gateway.settings import Settings, load_settings
-from gateway.tenants import TenantId
+from gateway.tenants import MemoryScope, TenantId
 from tests.fakes.discord_server import FakeDiscord, FakeGuild
 from tests.fakes.llm_server import FakeLLM
 from tests.fakes.script import Script, chat_requests, tool_call
@@ -221,3 +222,23 @@ async def test_linking_never_grants_access_or_admin_rights(
     assert allow == "Only the bot's admins can do that."
     assert "Role: user." in whoami and f"You are discord:{ALICE_DC}." in whoami
     assert "Role: admin." in as_admin and f"discord:{ALICE_DC}" in as_admin
+
+
+async def test_a_linked_discord_account_approves_the_shared_pending_change(
+    settings: Settings, tg: FakeTelegram, discord: FakeDiscord
+) -> None:
+    owner = TenantId.of("telegram", ALICE_TG)
+    db = Database(settings.state_db)
+    staged = ApprovalStore(db).stage(
+        MemoryScope.private(owner), "user", [Operation("add", "Drinks rooibos")], origin="user-chat"
+    )
+    memory = MemoryStore(settings.home, settings.memory)
+    link_accounts(db, settings.home, memory, owner, TenantId.of("discord", ALICE_DC), by="t")
+    db.close()
+    async with running_gateway(settings):
+        discord.push_button_press(
+            ALICE_DC, discord.dm_channel_id(ALICE_DC), f"mem:approve:{staged.id}"
+        )
+        [answer] = await asyncio.to_thread(discord.wait_for_callbacks, 1, 10.0)
+    assert answer.data["content"] == "Saved to memory."
+    assert [e.text for e in memory.read(MemoryScope.private(owner), "user")] == ["Drinks rooibos"]
