@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 
 from gateway.history.db import Database
+from gateway.history.store import SessionStore
 from gateway.identity import link_accounts
 from gateway.memory.approval import ApprovalStore
 from gateway.memory.store import MemoryStore, Operation
+from gateway.notices import Notice, NoticeBus
 from gateway.settings import Settings, load_settings
 from gateway.tenants import MemoryScope, TenantId
 from tests.fakes.discord_server import FakeDiscord, FakeGuild
@@ -242,3 +244,28 @@ async def test_a_linked_discord_account_approves_the_shared_pending_change(
         [answer] = await asyncio.to_thread(discord.wait_for_callbacks, 1, 10.0)
     assert answer.data["content"] == "Saved to memory."
     assert [e.text for e in memory.read(MemoryScope.private(owner), "user")] == ["Drinks rooibos"]
+
+
+async def test_a_notice_for_a_linked_discord_session_is_delivered_on_discord(
+    settings: Settings, tg: FakeTelegram, discord: FakeDiscord, fake_llm: FakeLLM
+) -> None:
+    owner = TenantId.of("telegram", ALICE_TG)
+    db = Database(settings.state_db)
+    memory = MemoryStore(settings.home, settings.memory)
+    link_accounts(db, settings.home, memory, owner, TenantId.of("discord", ALICE_DC), by="t")
+    db.close()
+    chats = Chats(tg, discord)
+    async with running_gateway(settings) as gateway:
+        await chats.on_discord(ALICE_DC, "hello")
+        [session] = SessionStore(gateway.app.db).list_sessions(owner, limit=5)
+        bus = NoticeBus(gateway.app.keys, client=gateway.app.redis)
+        assert bus.publish(owner, Notice.for_session(session, "💾 Memory updated"))
+        stop = asyncio.Event()
+        delivering = asyncio.create_task(gateway.deliver_notices(stop, poll_s=0.2))
+        before = len(discord.sent)
+        sent = await asyncio.to_thread(discord.wait_for_sent, before + 1, 10)
+        stop.set()
+        await delivering
+    assert sent[before].content == "💾 Memory updated"
+    assert sent[before].channel_id == str(discord.dm_channel_id(ALICE_DC))
+    assert tg.calls("sendMessage") == []
