@@ -1,6 +1,9 @@
 """Chat commands about the user's account: ``/whoami``, ``/usage``, ``/export``, ``/forgetme``,
 and the admin commands ``/pair approve``, ``/allow`` and ``/deny``.
 
+Roles and access are the writing account's (``conversation.account``), never those of the
+tenant it is linked into; data commands act on the resolved tenant (``conversation.tenant``).
+
 ``/export`` in a platform chat: the router sends the archive as a document. It calls
 :func:`export_for_chat` for the file and sends :func:`export_caption` with it instead of
 dispatching the command; dispatched directly (the console), the archive is written to a
