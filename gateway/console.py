@@ -14,6 +14,7 @@ from gateway.agent.dispatch import dispatch
 from gateway.agent.replies import cap_reply
 from gateway.app import App
 from gateway.errors import UserInputError
+from gateway.identity import LinkStore
 from gateway.routing import Conversation
 
 BANNER = "mnemogate chat as {tenant} — /help for commands, Ctrl-D to quit."
@@ -53,6 +54,9 @@ async def run_console(
         line = await asyncio.to_thread(source.readline)
         if not line:
             break
+        # Resolved per line: a /link or /unlink takes effect from the next line on.
+        tenant = await asyncio.to_thread(LinkStore(app.db).resolve, conversation.account)
+        conversation = conversation.resolved(tenant)
         reply = await handle_line(app, conversation, line.rstrip("\r\n"))
         if reply is None:
             continue

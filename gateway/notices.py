@@ -75,14 +75,19 @@ class Notice:
     def for_session(
         cls, session: SessionRecord, text: str, *, created_at: float | None = None
     ) -> Notice:
-        """A notice to the chat a stored session belongs to (what a worker knows)."""
+        """A notice to the chat a stored session belongs to (what a worker knows).
+
+        The platform comes from the session key, not the tenant: a session of an account
+        linked into another platform's tenant lives on the account's platform.
+        """
         tenant = session.tenant
         chat_id = session.chat_id or tenant.user
+        platform = session.session_key.partition(":")[0] or tenant.platform
         return cls(
             tenant_id=str(tenant),
-            platform=tenant.platform,
+            platform=platform,
             chat_id=chat_id,
-            thread_id=_thread_of(session.session_key, tenant, chat_id),
+            thread_id=_thread_of(session.session_key, platform, chat_id),
             session_key=session.session_key,
             text=text,
             created_at=time.time() if created_at is None else created_at,
@@ -117,12 +122,13 @@ class Notice:
         return notice
 
 
-def _thread_of(session_key: str, tenant: TenantId, chat_id: str) -> str | None:
-    """The thread id inside a group session key ``<platform>:group:<chat>[:<thread>]:<user>``."""
-    prefix, suffix = f"{tenant.platform}:group:{chat_id}:", f":{tenant.user}"
-    if not (session_key.startswith(prefix) and session_key.endswith(suffix)):
+def _thread_of(session_key: str, platform: str, chat_id: str) -> str | None:
+    """The thread id inside a group session key ``<platform>:group:<chat>[:<thread>]:<user>``
+    (platform user ids hold no ``:``)."""
+    prefix = f"{platform}:group:{chat_id}:"
+    if not session_key.startswith(prefix):
         return None
-    return session_key[len(prefix) : -len(suffix)] or None
+    return session_key[len(prefix) :].rpartition(":")[0] or None
 
 
 def _text(data: dict[str, Any], key: str) -> str:

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from gateway.tenants import GroupId, MemoryScope, TenantId
@@ -27,21 +27,37 @@ def session_key(
 
 @dataclass(frozen=True, slots=True)
 class Conversation:
-    """The tenant and chat a message came from; built by the platform adapter or console."""
+    """The tenant and chat a message came from; built by the platform adapter or console.
+
+    ``tenant`` owns the memory; ``linked_account`` is the platform account that wrote when it
+    is linked into another account's tenant (:mod:`gateway.identity`). The chat (platform,
+    session key, group) always follows the :attr:`account`, never the tenant.
+    """
 
     tenant: TenantId
     chat_id: str
     chat_type: ChatType = "dm"
     thread_id: str | None = None
     display_name: str | None = None
+    linked_account: TenantId | None = None
 
     @classmethod
     def console(cls, name: str) -> Conversation:
         return cls(TenantId.of("console", name), chat_id=name, display_name=name)
 
     @property
+    def account(self) -> TenantId:
+        """The platform account that wrote (access and admin checks use it)."""
+        return self.linked_account or self.tenant
+
+    def resolved(self, tenant: TenantId) -> Conversation:
+        """This chat with its memory owned by ``tenant`` (the account's resolved tenant)."""
+        account = self.account
+        return replace(self, tenant=tenant, linked_account=None if tenant == account else account)
+
+    @property
     def platform(self) -> str:
-        return self.tenant.platform
+        return self.account.platform
 
     @property
     def group(self) -> GroupId | None:
@@ -50,7 +66,7 @@ class Conversation:
     @property
     def session_key(self) -> str:
         return session_key(
-            self.platform, self.chat_type, self.chat_id, self.tenant.user, self.thread_id
+            self.platform, self.chat_type, self.chat_id, self.account.user, self.thread_id
         )
 
     def memory_scope(self, mode: GroupMemoryMode) -> MemoryScope | None:

@@ -21,6 +21,7 @@ from gateway.agent.dispatch import dispatch, parse_command
 from gateway.agent.replies import cap_reply
 from gateway.app import App
 from gateway.errors import MnemogateError, NotFound, UserInputError
+from gateway.identity import LinkStore
 from gateway.limits import Limits
 from gateway.memory.approval import ApprovalStore, PendingWrite, parse_write_id
 from gateway.notices import Notice
@@ -33,6 +34,7 @@ from gateway.platforms.base import (
     OutboundMessage,
 )
 from gateway.platforms.ledger import UpdateLedger
+from gateway.routing import Conversation
 from gateway.tenants import TenantId
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,7 @@ class Gateway:
         self.limits = Limits.from_settings(app.settings, app.db)
         self.ledger = UpdateLedger(app.db)
         self.approvals = ApprovalStore(app.db)
+        self.links = LinkStore(app.db)
         self.adapters: dict[str, Adapter] = {}
 
     def attach(self, adapter: Adapter) -> None:
@@ -79,8 +82,10 @@ class Gateway:
         require_mention = self.app.settings.groups.require_mention
         if message.chat_type == "group" and require_mention and not message.addressed:
             return
+        # Access, the stranger rate limit and the update ledger are about the ACCOUNT that
+        # wrote; linking never grants access. Only then is it resolved to its tenant.
+        tenant = message.tenant
         conversation = message.conversation()
-        tenant = conversation.tenant
         if not self.access.is_allowed(tenant):
             if message.chat_type != "dm":
                 return  # strangers in groups are ignored without a word
@@ -107,8 +112,13 @@ class Gateway:
             raise
         await asyncio.to_thread(self.ledger.finish, tenant, message.platform, message.update_id)
 
+    async def _resolved(self, message: InboundMessage) -> Conversation:
+        """The message's conversation with its memory owned by the account's tenant."""
+        tenant = await asyncio.to_thread(self.links.resolve, message.tenant)
+        return message.conversation().resolved(tenant)
+
     async def _answer(self, message: InboundMessage) -> None:
-        conversation = message.conversation()
+        conversation = await self._resolved(message)
         if message.kind != "text" or not message.text.strip():
             if message.kind != "text":
                 await self._send_text(message, UNSUPPORTED)
@@ -120,7 +130,7 @@ class Gateway:
             return
         parsed = parse_command(message.text)
         if parsed is not None and parsed[0] == "export":
-            await self._export(message)
+            await self._export(message, conversation)
             return
         answer = await dispatch(self.app.agent, conversation, message.text)
         if answer is not None:
@@ -139,14 +149,12 @@ class Gateway:
         for write in result.staged:
             await self._offer_approval(message, write)
 
-    async def _export(self, message: InboundMessage) -> None:
+    async def _export(self, message: InboundMessage, conversation: Conversation) -> None:
         if message.chat_type != "dm":
             await self._send_text(message, "/export only works in a direct message with me.")
             return
         try:
-            filename, data = await asyncio.to_thread(
-                export_for_chat, self.app.agent, message.conversation()
-            )
+            filename, data = await asyncio.to_thread(export_for_chat, self.app.agent, conversation)
         except NotFound as exc:
             await self._send_text(message, str(exc))
             return
@@ -181,17 +189,18 @@ class Gateway:
             return None
         if not self.access.is_allowed(press.tenant):
             return "You are not allowed to use this bot."
+        tenant = await asyncio.to_thread(self.links.resolve, press.tenant)
         try:
             if f"{action}:" == APPROVE:
                 done = await asyncio.to_thread(
-                    self.approvals.approve, press.tenant, write_id, self.app.memory
+                    self.approvals.approve, tenant, write_id, self.app.memory
                 )
                 return (
                     "Saved to memory."
                     if all(r.success for _, r in done)
                     else ("That change no longer applies; nothing was saved.")
                 )
-            await asyncio.to_thread(self.approvals.reject, press.tenant, write_id)
+            await asyncio.to_thread(self.approvals.reject, tenant, write_id)
             return "Discarded."
         except (NotFound, UserInputError) as exc:
             return str(exc)
@@ -237,7 +246,9 @@ class Gateway:
                 await self._deliver(tenant, notice)
 
     async def _deliver(self, tenant: TenantId, notice: Notice) -> None:
-        adapter = self.adapters.get(tenant.platform)
+        # The notice's own platform: a Discord account linked into a Telegram tenant gets
+        # its notices on Discord.
+        adapter = self.adapters.get(notice.platform)
         if adapter is None or self.app.settings.memory.notifications == "off":
             return
         # After the reply it follows: wait for that conversation's turn to finish.

@@ -1,6 +1,9 @@
 """Chat commands about the user's account: ``/whoami``, ``/usage``, ``/export``, ``/forgetme``,
 and the admin commands ``/pair approve``, ``/allow`` and ``/deny``.
 
+Roles and access are the writing account's (``conversation.account``), never those of the
+tenant it is linked into; data commands act on the resolved tenant (``conversation.tenant``).
+
 ``/export`` in a platform chat: the router sends the archive as a document. It calls
 :func:`export_for_chat` for the file and sends :func:`export_caption` with it instead of
 dispatching the command; dispatched directly (the console), the archive is written to a
@@ -8,7 +11,7 @@ private temporary directory and the reply names the path.
 
 ``/forgetme`` is two-step: the first call answers with a warning and a one-time code valid
 for :data:`~gateway.privacy.CONFIRM_TTL_S`; ``/forgetme confirm <code>`` erases everything
-through :func:`~gateway.privacy.forget_tenant` and reports what happened.
+through :func:`~gateway.privacy.forget_identity` (every account of a linked identity) and reports.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from gateway.access import AccessPolicy, NotRevocable
 from gateway.agent.agent import Agent
 from gateway.agent.commands import command
 from gateway.errors import MnemogateError, NotFound, UserInputError
+from gateway.identity import LinkStore
 from gateway.limits import TokenBudget
 from gateway.pairing import clock_time
 from gateway.privacy import (
@@ -28,7 +32,7 @@ from gateway.privacy import (
     export_bytes,
     export_name,
     export_tenant,
-    forget_tenant,
+    forget_identity,
     request_erasure,
 )
 from gateway.routing import Conversation
@@ -46,9 +50,16 @@ def access_policy(agent: Agent) -> AccessPolicy:
 
 @command("whoami", "/whoami", "Show who I take you for, your role and the memory used here.")
 async def _whoami(agent: Agent, conversation: Conversation, args: str) -> str:
-    tenant = conversation.tenant
+    # Role and access belong to the account that wrote, never to the tenant it links to.
+    tenant = conversation.account
     policy = access_policy(agent)
     lines = [f"You are {tenant}."]
+    linked = await asyncio.to_thread(LinkStore(agent.sessions.db).accounts, conversation.tenant)
+    if len(linked) > 1:
+        others = ", ".join(str(a) for a in linked if a != tenant)
+        lines.append(
+            f"Linked accounts (one shared memory, kept under {conversation.tenant}): {others}."
+        )
     if conversation.display_name:
         lines.append(
             f"Display name: {conversation.display_name} (just a label; I know you by the id)."
@@ -136,10 +147,17 @@ async def _export(agent: Agent, conversation: Conversation, args: str) -> str:
 async def _forgetme(agent: Agent, conversation: Conversation, args: str) -> str:
     tenant = conversation.tenant
     db = agent.sessions.db
+    accounts = await asyncio.to_thread(LinkStore(db).accounts, tenant)
     if not args:
         code, expires = await asyncio.to_thread(request_erasure, db, tenant)
+        linked = ""
+        if len(accounts) > 1:
+            linked = (
+                "Your accounts are linked; this erases the whole linked identity — every one "
+                f"of {', '.join(str(a) for a in accounts)} and the links between them.\n"
+            )
         return (
-            "⚠️ This erases everything I keep about you: your memory (in every chat), all "
+            linked + "⚠️ This erases everything I keep about you: your memory (in every chat), all "
             "conversations and their search index, memory changes awaiting approval, queued "
             "background work and cached data. It cannot be undone — send /export first if "
             "you want a copy.\n"
@@ -152,11 +170,12 @@ async def _forgetme(agent: Agent, conversation: Conversation, args: str) -> str:
     if not await asyncio.to_thread(confirm_erasure, db, tenant, code.strip()):
         return "That confirmation code is wrong or has expired. Send /forgetme for a new one."
     policy = access_policy(agent)
-    loses_access = not (policy.allow_all or policy.is_listed(tenant)) and await asyncio.to_thread(
-        policy.is_granted, tenant
+    account = conversation.account
+    loses_access = not (policy.allow_all or policy.is_listed(account)) and await asyncio.to_thread(
+        policy.is_granted, account
     )
     async with agent.session_lock(conversation):
-        report = await asyncio.to_thread(forget_tenant, agent.settings, tenant, db=db)
+        report = await asyncio.to_thread(forget_identity, agent.settings, accounts, db=db)
     if not report.complete:
         log.warning("erasure of %s incomplete: %s", tenant.namespace, report.not_erased)
     return erasure_reply(report, loses_access=loses_access)
@@ -187,13 +206,13 @@ def erasure_reply(report: ErasureReport, *, loses_access: bool) -> str:
 @command("pair", "/pair approve <code>", "Admins: approve a user's pairing code.")
 async def _pair(agent: Agent, conversation: Conversation, args: str) -> str:
     policy = access_policy(agent)
-    if not policy.is_admin(conversation.tenant):
+    if not policy.is_admin(conversation.account):
         return NOT_ADMIN
     action, _, code = args.partition(" ")
     if action.lower() != "approve" or not code.strip():
         return "Usage: /pair approve <code>"
     try:
-        approved = await asyncio.to_thread(policy.approve, code.strip(), str(conversation.tenant))
+        approved = await asyncio.to_thread(policy.approve, code.strip(), str(conversation.account))
     except UserInputError as exc:
         return str(exc)
     name = f" ({approved.display_name})" if approved.display_name else ""
@@ -213,14 +232,14 @@ def _tenant_arg(args: str, usage: str) -> TenantId | str:
 @command("allow", "/allow <tenant>", "Admins: let a user talk to me (e.g. telegram:123).")
 async def _allow(agent: Agent, conversation: Conversation, args: str) -> str:
     policy = access_policy(agent)
-    if not policy.is_admin(conversation.tenant):
+    if not policy.is_admin(conversation.account):
         return NOT_ADMIN
     target = _tenant_arg(args, "Usage: /allow <tenant>, e.g. /allow telegram:123456")
     if isinstance(target, str):
         return target
     if policy.is_listed(target):
         return f"{target} is already allowed by the configuration."
-    if await asyncio.to_thread(policy.grant, target, str(conversation.tenant)):
+    if await asyncio.to_thread(policy.grant, target, str(conversation.account)):
         return f"{target} may talk to me now."
     return f"{target} was already allowed."
 
@@ -228,13 +247,13 @@ async def _allow(agent: Agent, conversation: Conversation, args: str) -> str:
 @command("deny", "/deny <tenant>", "Admins: withdraw a user's access.")
 async def _deny(agent: Agent, conversation: Conversation, args: str) -> str:
     policy = access_policy(agent)
-    if not policy.is_admin(conversation.tenant):
+    if not policy.is_admin(conversation.account):
         return NOT_ADMIN
     target = _tenant_arg(args, "Usage: /deny <tenant>, e.g. /deny telegram:123456")
     if isinstance(target, str):
         return target
     try:
-        revoked = await asyncio.to_thread(policy.revoke, target, str(conversation.tenant))
+        revoked = await asyncio.to_thread(policy.revoke, target, str(conversation.account))
     except NotRevocable as exc:
         return str(exc)
     note = (

@@ -9,6 +9,7 @@ from gateway.agent import (  # noqa: F401  (register their commands)
 )
 from gateway.agent.agent import Agent
 from gateway.agent.commands import COMMANDS
+from gateway.identity import commands as _identity_commands  # noqa: F401  (/link, /unlink)
 from gateway.routing import Conversation
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from dataclasses import replace
 
 from gateway.agent.prompt import FrozenPrompt, build_frozen_prompt
 from gateway.history import lineage
@@ -16,6 +17,7 @@ from gateway.history.store import SessionStore
 from gateway.memory.store import MemoryStore
 from gateway.routing import ChatType, Conversation
 from gateway.settings import Settings
+from gateway.tenants import PLATFORMS, TenantId
 from providers.manager import MemoryManager
 
 
@@ -102,8 +104,19 @@ class SessionOpener:
 
 
 def conversation_of(session: SessionRecord) -> Conversation:
-    """The conversation a stored session belongs to (thread id lives in its session key)."""
+    """The conversation a stored session belongs to (thread id lives in its session key).
+
+    A session of an account linked into another platform's tenant keeps its own platform
+    (the session key's first part), so its group scope and notices stay on that platform.
+    The account stands in as the group key's user, or the chat for a DM (a DM key has no
+    user): enough to name the chat; workers never decide access with it.
+    """
     chat_type: ChatType = "group" if session.chat_type == "group" else "dm"
-    return Conversation(
-        session.tenant, chat_id=session.chat_id or session.tenant.user, chat_type=chat_type
-    )
+    tenant = session.tenant
+    chat_id = session.chat_id or tenant.user
+    conversation = Conversation(tenant, chat_id=chat_id, chat_type=chat_type)
+    platform = session.session_key.partition(":")[0]
+    if platform == tenant.platform or platform not in PLATFORMS:
+        return conversation
+    user = session.session_key.rpartition(":")[2] if chat_type == "group" else chat_id
+    return replace(conversation, linked_account=TenantId(platform, user))

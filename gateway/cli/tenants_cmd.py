@@ -1,4 +1,5 @@
-"""``mnemogate tenants``: list tenants, export one tenant's data, erase a tenant (SPEC §11).
+"""``mnemogate tenants``: list tenants, export one tenant's data, erase a tenant (SPEC §11),
+link accounts into one tenant and unlink them (issue 16).
 
 ``forget`` exits 0 when everything was erased and 3 when something could not be (each
 such store is printed as a ``warning:`` line on stderr, e.g. Redis unreachable); the other
@@ -18,7 +19,9 @@ from gateway.cli.common import CONTEXT_SETTINGS, settings_or_exit, tenant_option
 from gateway.errors import MnemogateError
 from gateway.history.db import Database
 from gateway.history.transfer import format_timestamp
-from gateway.memory.store import FILE_NAMES
+from gateway.identity import LinkStore, link_accounts
+from gateway.memory.store import FILE_NAMES, MemoryStore
+from gateway.pairing import OPERATOR
 from gateway.privacy import export_tenant, forget_tenant
 from gateway.tenants import TenantId, tenant_dir
 
@@ -58,6 +61,7 @@ def list_cmd(as_json: bool) -> None:
         db = Database(settings.state_db)
         try:
             rows = db.read(_summaries)
+            links = {str(link.account): str(link.tenant) for link in LinkStore(db).all_links()}
         finally:
             db.close()
     except MnemogateError as exc:
@@ -71,19 +75,34 @@ def list_cmd(as_json: bool) -> None:
                 "created_at": format_timestamp(row["created_at"]),
                 "sessions": int(row["sessions"]),
                 "memory_bytes": _memory_bytes(settings.home, tenant),
+                "linked_to": links.get(str(tenant)),
             }
         )
+    seen = {item["tenant"] for item in found}
+    for account, owner in sorted(links.items()):
+        if account not in seen:  # linked by the operator before it ever wrote
+            tenant = TenantId.parse(account)
+            found.append(
+                {
+                    "tenant": account,
+                    "created_at": "",
+                    "sessions": 0,
+                    "memory_bytes": _memory_bytes(settings.home, tenant),
+                    "linked_to": owner,
+                }
+            )
     if as_json:
         click.echo(json.dumps(found, ensure_ascii=False))
         return
     if not found:
         click.echo("No tenants yet.")
         return
-    click.echo(f"{'TENANT':<32}  {'CREATED (UTC)':<16}  {'SESSIONS':>8}  {'MEMORY':>8}")
+    click.echo(f"{'TENANT':<32}  {'CREATED (UTC)':<16}  {'SESSIONS':>8}  {'MEMORY':>8}  LINKED TO")
     for item in found:
         created = item["created_at"][:16].replace("T", " ")
         click.echo(
-            f"{item['tenant']:<32}  {created:<16}  {item['sessions']:>8}  {item['memory_bytes']:>8}"
+            f"{item['tenant']:<32}  {created:<16}  {item['sessions']:>8}  "
+            f"{item['memory_bytes']:>8}  {item['linked_to'] or '-'}"
         )
 
 
@@ -129,3 +148,49 @@ def forget_cmd(tenant: TenantId, yes: bool) -> None:
         click.echo(f"warning: could not erase {what}: {why}", err=True)
     if not report.complete:
         raise SystemExit(INCOMPLETE_EXIT)
+
+
+def _account(_ctx: click.Context, _param: click.Parameter, value: str) -> TenantId:
+    try:
+        return TenantId.parse(value)
+    except MnemogateError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@tenants.command("link")
+@click.argument("owner", callback=_account)
+@click.argument("account", callback=_account)
+def link_cmd(owner: TenantId, account: TenantId) -> None:
+    """Link ACCOUNT into OWNER's tenant: ACCOUNT's sessions move there and its memory entries
+    are merged (those that do not fit become pending changes). Access is not granted."""
+    settings = settings_or_exit()
+    try:
+        db = Database(settings.state_db)
+        try:
+            memory = MemoryStore(settings.home, settings.memory)
+            report = link_accounts(db, settings.home, memory, owner, account, by=OPERATOR)
+        finally:
+            db.close()
+    except MnemogateError as exc:
+        raise click.ClickException(str(exc)) from None
+    for line in report.lines():
+        click.echo(line)
+
+
+@tenants.command("unlink")
+@click.argument("account", callback=_account)
+def unlink_cmd(account: TenantId) -> None:
+    """Detach ACCOUNT: its future turns use its own tenant; history stays where it is."""
+    settings = settings_or_exit()
+    try:
+        db = Database(settings.state_db)
+        try:
+            was = LinkStore(db).unlink(account)
+        finally:
+            db.close()
+    except MnemogateError as exc:
+        raise click.ClickException(str(exc)) from None
+    if was is None:
+        click.echo(f"{account} is not linked.")
+    else:
+        click.echo(f"Unlinked {account} from {was}.")

@@ -11,6 +11,7 @@ from gateway.privacy.erasure import (
     ErasureReport,
     ProviderForget,
     confirm_erasure,
+    forget_identity,
     forget_tenant,
     request_erasure,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "export_bytes",
     "export_name",
     "export_tenant",
+    "forget_identity",
     "forget_tenant",
     "request_erasure",
 ]

@@ -70,6 +70,9 @@ _KNOWN = {"messages", "sessions", "outbox", "pending_writes", "tenant_prefs", "t
 _KNOWN |= {"access_grants", "pairing_codes", "erasure_confirmations"}
 # Kept while the provider still holds data (so erasure can be retried); see _forget_scopes.
 _KNOWN |= {"provider_scopes"}
+# Links name the account in account_id (erasing a linked account detaches it) and the
+# owner in tenant_id (erasing the owner detaches everyone linked to it).
+_KNOWN |= {"account_links"}
 
 
 @dataclass(slots=True)
@@ -107,6 +110,10 @@ def _erase_sqlite(conn: sqlite3.Connection, tenant: TenantId) -> dict[str, int]:
     counts["access records"] += conn.execute(
         "DELETE FROM erasure_confirmations WHERE tenant_id = ?", (tid,)
     ).rowcount
+    counts["account links"] = conn.execute(
+        "DELETE FROM account_links WHERE account_id = ? OR tenant_id = ?", (tid, tid)
+    ).rowcount
+    conn.execute("UPDATE link_codes SET claimant_id = NULL WHERE claimant_id = ?", (tid,))
     tables = conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
     ).fetchall()
@@ -357,3 +364,22 @@ def confirm_erasure(
         return cur.rowcount > 0
 
     return db.write(consume)
+
+
+def forget_identity(
+    settings: Settings,
+    accounts: list[TenantId],
+    *,
+    redis_client: redis.Redis | None = None,
+    db: Database | None = None,
+) -> ErasureReport:
+    """Erase a linked identity: the owner tenant (``accounts[0]``, whose erasure also drops
+    the links into it) and then each linked account's own data; one summed report."""
+    total = ErasureReport(accounts[0])
+    for account in accounts:
+        part = forget_tenant(settings, account, redis_client=redis_client, db=db)
+        for what, count in part.erased.items():
+            total.erased[what] = total.erased.get(what, 0) + count
+        for what, why in part.not_erased.items():
+            total.not_erased[f"{what} ({account})"] = why
+    return total
