@@ -55,7 +55,7 @@ def _session(db: Database, tenant: TenantId, key: str, text: str, title: str | N
 
 def _found(db: Database, tenant: TenantId, query: str) -> list[str]:
     hits = SessionSearch(db).search(tenant, query, scope_key=tenant.namespace, chat_type="dm")
-    return [hit.session.session_id for hit in hits.sessions]
+    return [hit.id for hit in hits.sessions]
 
 
 def test_codes_are_single_use_per_issuer_and_wrong_ones_lock_out(db: Database) -> None:
