@@ -143,7 +143,7 @@ class Agent:
     ) -> TurnResult:
         """One user message → tool loop → reply, persisted; messages of a session in order."""
         tenant = conversation.tenant
-        with log_context(namespace=tenant.namespace), metrics.turn(tenant.platform) as timer:
+        with log_context(namespace=tenant.namespace), metrics.turn(conversation.platform) as timer:
             cleaned = self.check_input(text)
             async with self.session_lock(conversation):
                 return timer.result(await self._turn(conversation, cleaned, platform_message_id))
