@@ -128,6 +128,10 @@ class SessionsSettings(_Section):
     compression_threshold: float = Field(default=0.75, gt=0.1, le=1.0)
     protect_first: int = Field(default=3, ge=0)
     protect_last: int = Field(default=20, ge=1)
+    # A live session that saw no message for this long ends (reason "idle") and the next
+    # message starts a new one, so providers that learn at a session's end (Supermemory,
+    # OpenViking) hear of sessions nobody closes with /new. 0 turns it off.
+    idle_minutes: int = Field(default=1440, ge=0)
 
 
 class RecallSettings(_Section):
