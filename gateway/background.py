@@ -72,7 +72,9 @@ class InlineRunner:
 
     def _from_job(self, ids: list[int]) -> None:
         """Rows a job body committed (it runs in a worker thread): run them after it."""
-        assert self._loop is not None, "inline jobs run only from this runner's tasks"
+        if self._loop is None:  # a body run outside this runner: the rows stay pending
+            log.info("outbox rows %s left for the next inline run", ids)
+            return
         rows = outbox.get_rows(self.context.db, ids)
         self._loop.call_soon_threadsafe(self._spawn, rows)
 
