@@ -6,6 +6,7 @@ One place starts and stops everything in order (``async with App(settings)``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from types import TracebackType
 from typing import Literal
@@ -32,6 +33,7 @@ from workers.context import WorkerContext
 from workers.queues import JobQueues, redis_client
 
 log = logging.getLogger(__name__)
+IDLE_SWEEP_S = 60.0
 JobsMode = Literal["queue", "inline"]
 
 
@@ -65,6 +67,7 @@ class App:
         self.inline: InlineRunner | None = None
         self._stop = asyncio.Event()
         self._relay_task: asyncio.Task[None] | None = None
+        self._idle_task: asyncio.Task[None] | None = None
         runner: TurnHooks
         if self.jobs_mode == "inline":
             # No worker will answer a cold-start recall job: don't wait for one.
@@ -101,13 +104,29 @@ class App:
         await self.aclose()
 
     async def start(self) -> None:
-        """Pick up work an earlier process left in the outbox; keep relaying (queue mode)."""
+        """Pick up work an earlier process left in the outbox; keep relaying (queue mode);
+        end idle sessions (``sessions.idle_minutes``) in the background."""
         if self.inline is not None:
             await self.inline.run_pending()
         else:
             self._relay_task = asyncio.create_task(
                 self.relay.run_forever(self._stop), name="mnemogate-relay"
             )
+        if self.settings.sessions.idle_minutes > 0:
+            self._idle_task = asyncio.create_task(self._expire_idle(), name="mnemogate-idle")
+
+    async def _expire_idle(self) -> None:
+        # Every minute at most: idle limits are minutes, and a pass is one indexed query.
+        interval = min(IDLE_SWEEP_S, self.settings.sessions.idle_minutes * 60 / 4)
+        while not self._stop.is_set():
+            try:
+                ended = await self.agent.expire_idle()
+                if ended:
+                    log.info("ended %d idle session(s)", ended)
+            except Exception:
+                log.exception("idle session sweep failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), interval)
 
     async def drain(self) -> None:
         """Wait for background work this process runs itself (inline mode, provider hooks)."""
@@ -120,8 +139,9 @@ class App:
 
     async def aclose(self) -> None:
         self._stop.set()
-        if self._relay_task is not None:
-            await self._relay_task
+        for task in (self._relay_task, self._idle_task):
+            if task is not None:
+                await task
         await self.drain()
         await self.llm.aclose()
         await self.aux_llm.aclose()

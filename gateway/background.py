@@ -1,4 +1,5 @@
-"""Hand a turn's outbox rows to the background plane: RQ queues, or this process.
+"""Hand committed outbox rows (a turn's, a session end's) to the background plane: RQ queues,
+or this process.
 
 ``QueueRunner`` enqueues right after the turn commits (the relay loop re-enqueues whatever
 Redis did not take). ``InlineRunner`` runs the same job bodies in worker threads of this
@@ -36,8 +37,11 @@ class QueueRunner:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def after_turn(self, event: TurnEvent) -> None:
-        if event.outbox_ids:
-            task = asyncio.create_task(asyncio.to_thread(self._enqueue, event.outbox_ids))
+        await self.schedule(event.outbox_ids)
+
+    async def schedule(self, outbox_ids: list[int]) -> None:
+        if outbox_ids:
+            task = asyncio.create_task(asyncio.to_thread(self._enqueue, outbox_ids))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
@@ -55,11 +59,24 @@ class InlineRunner:
     def __init__(self, context: WorkerContext) -> None:
         self.context = context
         self._tasks: set[asyncio.Task[None]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        context.follow_ups = self._from_job
 
     async def after_turn(self, event: TurnEvent) -> None:
-        if event.outbox_ids:
-            rows = await asyncio.to_thread(outbox.get_rows, self.context.db, event.outbox_ids)
+        await self.schedule(event.outbox_ids)
+
+    async def schedule(self, outbox_ids: list[int]) -> None:
+        if outbox_ids:
+            rows = await asyncio.to_thread(outbox.get_rows, self.context.db, outbox_ids)
             self._spawn(rows)
+
+    def _from_job(self, ids: list[int]) -> None:
+        """Rows a job body committed (it runs in a worker thread): run them after it."""
+        if self._loop is None:  # a body run outside this runner: the rows stay pending
+            log.info("outbox rows %s left for the next inline run", ids)
+            return
+        rows = outbox.get_rows(self.context.db, ids)
+        self._loop.call_soon_threadsafe(self._spawn, rows)
 
     async def run_pending(self) -> None:
         """Run rows left pending by an earlier process (crash, Redis down, failure)."""
@@ -72,6 +89,7 @@ class InlineRunner:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     def _spawn(self, rows: list[OutboxRow]) -> None:
+        self._loop = asyncio.get_running_loop()
         task = asyncio.create_task(self._run_all(rows), name="mnemogate-inline-jobs")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

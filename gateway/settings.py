@@ -131,6 +131,10 @@ class SessionsSettings(_Section):
     #: Characters of one session_search answer (the JSON the model reads), spent on the
     #: best matching windows; see gateway/history/recall.py.
     search_budget_chars: int = Field(default=3600, ge=800, le=100_000)
+    # A live session that saw no message for this long ends (reason "idle") and the next
+    # message starts a new one, so providers that learn at a session's end (Supermemory,
+    # OpenViking) hear of sessions nobody closes with /new. 0 turns it off.
+    idle_minutes: int = Field(default=1440, ge=0)
 
 
 class RecallSettings(_Section):

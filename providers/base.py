@@ -171,8 +171,12 @@ class TurnStart:
 
 @dataclass(frozen=True, slots=True)
 class SessionEnd:
+    """The session ended: the user started another (``new``/``reset``) or resumed an earlier
+    one (``resume``), it was compressed into a continuation (``compression``), or it sat
+    unused for ``sessions.idle_minutes`` (``idle``). Delivered after its last turn's sync."""
+
     session_id: str
-    reason: Literal["new", "reset", "idle", "shutdown"]
+    reason: Literal["new", "reset", "idle", "shutdown", "resume", "compression"]
 
 
 @dataclass(frozen=True, slots=True)

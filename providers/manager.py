@@ -230,11 +230,13 @@ class MemoryManager:
     def on_turn_start(self, ctx: ProviderContext, turn: TurnStart) -> None:
         self._notify("on_turn_start", ctx, lambda p: p.on_turn_start(ctx, turn))
 
-    def on_session_end(self, ctx: ProviderContext, end: SessionEnd) -> None:
-        self._notify("on_session_end", ctx, lambda p: p.on_session_end(ctx, end))
+    def on_session_end(self, ctx: ProviderContext, end: SessionEnd) -> bool:
+        """Whether the provider took it in time without an error."""
+        return self._notify("on_session_end", ctx, lambda p: p.on_session_end(ctx, end))
 
-    def on_session_switch(self, ctx: ProviderContext, switch: SessionSwitch) -> None:
-        self._notify("on_session_switch", ctx, lambda p: p.on_session_switch(ctx, switch))
+    def on_session_switch(self, ctx: ProviderContext, switch: SessionSwitch) -> bool:
+        """Whether the provider took it in time without an error."""
+        return self._notify("on_session_switch", ctx, lambda p: p.on_session_switch(ctx, switch))
 
     def on_pre_compress(self, ctx: ProviderContext, messages: Sequence[Mapping[str, Any]]) -> str:
         return self._call("on_pre_compress", ctx, "", lambda p: p.on_pre_compress(ctx, messages))

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from workers import jobs, maint, review
+from workers import jobs, maint, review, session_hooks
 from workers.queues import JobKind
 
 Body = Callable[..., Any]
@@ -19,5 +19,7 @@ BODIES: Mapping[JobKind, Body] = MappingProxyType(
         "title": maint.title_body,
         "flush": maint.flush_body,
         "compress": maint.compress_body,
+        "session_end": session_hooks.end_body,
+        "session_switch": session_hooks.switch_body,
     }
 )

@@ -14,10 +14,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable, Sequence
 from functools import cached_property
 
 import redis
 
+from gateway import outbox
 from gateway.agent.sessions import SessionOpener
 from gateway.history.db import Database
 from gateway.history.store import SessionRecord, SessionStore
@@ -43,6 +45,8 @@ class WorkerContext:
         self.settings = settings
         self._manager = manager
         self.pid = os.getpid()
+        # Where outbox rows a job writes go; None: onto RQ (the inline runner sets its own).
+        self.follow_ups: Callable[[list[int]], None] | None = None
 
     @cached_property
     def db(self) -> Database:
@@ -91,6 +95,17 @@ class WorkerContext:
         if session.tenant != tenant:
             raise ValueError("session belongs to another tenant")
         return ProviderContext.for_session(session, settings=self.settings)
+
+    def hand_off(self, ids: Sequence[int]) -> None:
+        """Start the outbox rows a job committed (e.g. compression's session end) now; rows
+        Redis does not take stay open for the relay."""
+        if not ids:
+            return
+        if self.follow_ups is not None:
+            self.follow_ups(list(ids))
+            return
+        relay = outbox.Relay(self.db, self.queues, self.settings.jobs)
+        relay.enqueue_rows(outbox.get_rows(self.db, list(ids)))
 
     def close(self) -> None:
         """Release what was built (only in the process that built it)."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-import time
 
 from gateway.agent.compression import (
     CompressionPlan,
@@ -22,7 +21,7 @@ from gateway.agent.compression import (
 from gateway.agent.replay import replay
 from gateway.agent.sessions import conversation_of
 from gateway.agent.titles import continuation_title, generate_title
-from gateway.history import lineage
+from gateway.history import endings, lineage
 from gateway.history.records import SessionRecord, StoredMessage, session_from_row
 from gateway.history.store import SessionStore
 from gateway.history.transcripts import write_transcript
@@ -108,18 +107,13 @@ def compress_body(ctx: WorkerContext, tenant: TenantId, session_id: str) -> str 
     conversation = conversation_of(parent)
     frozen = ctx.opener.frozen(conversation, incognito=parent.incognito)
 
-    def switch(conn: sqlite3.Connection) -> str | None:
+    def switch(conn: sqlite3.Connection) -> tuple[str, list[int]] | None:
         row = SessionStore.require(conn, tenant, parent.id)
         if row["ended_at"] is not None:
             return None
         newer = [m for m in ctx.sessions.messages(tenant, parent.id) if m.id > seen[-1].id]
         full = CompressionPlan(plan.head, plan.middle, [*plan.tail, *newer])
         title = lineage.unique_title(conn, tenant, continuation_title(base_title, "Chat"))
-        conn.execute(
-            "UPDATE sessions SET ended_at = ?, end_reason = 'compressed' "
-            "WHERE tenant_id = ? AND id = ?",
-            (time.time(), str(tenant), parent.id),
-        )
         spec = ctx.opener.spec(
             conversation,
             frozen,
@@ -131,13 +125,20 @@ def compress_body(ctx: WorkerContext, tenant: TenantId, session_id: str) -> str 
         child_id = ctx.sessions.insert_session(conn, tenant, spec)
         child = session_from_row(SessionStore.require(conn, tenant, child_id))
         ctx.sessions.insert_messages(conn, child, child_messages(full, summary))
-        return child_id
-
-    child_id = ctx.db.write(switch)
-    if child_id is not None:
-        log.info(
-            "compressed %s into %s (%d messages summarised)", parent.id, child_id, len(plan.middle)
+        notify = ctx.manager.provider is not None
+        rows = endings.end(
+            conn, tenant, parent.id, "compression", notify=notify, successor=child_id
         )
+        return child_id, rows
+
+    switched = ctx.db.write(switch)
+    if switched is None:
+        return None
+    child_id, rows = switched
+    log.info(
+        "compressed %s into %s (%d messages summarised)", parent.id, child_id, len(plan.middle)
+    )
+    ctx.hand_off(rows)  # the provider hears of the end and the switch
     return child_id
 
 

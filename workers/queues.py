@@ -33,7 +33,9 @@ from gateway.settings import Settings
 from gateway.tenants import TenantId, escape_id
 
 QueueName = Literal["sync", "recall", "review", "maint"]
-JobKind = Literal["sync", "recall", "review", "title", "flush", "compress"]
+JobKind = Literal[
+    "sync", "recall", "review", "title", "flush", "compress", "session_end", "session_switch"
+]
 Primitive = str | int | float | bool | None
 Outcome = Literal["enqueued", "active", "finished", "failed"]
 
@@ -75,6 +77,11 @@ JOBS: Mapping[JobKind, JobSpec] = MappingProxyType(
         "title": JobSpec("maint", "workers.maint.title_session"),
         "flush": JobSpec("maint", "workers.maint.flush_session"),
         "compress": JobSpec("maint", "workers.maint.compress_session"),
+        # Provider hooks of a session's end: on the sync queue, the end after its last sync.
+        "session_end": JobSpec("sync", "workers.session_hooks.end_session", args=("reason",)),
+        "session_switch": JobSpec(
+            "sync", "workers.session_hooks.switch_session", args=("previous", "reason")
+        ),
     }
 )
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Coroutine
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from gateway.agent.hooks import NoHooks, TurnEvent, TurnHooks
 from gateway.agent.locks import KeyedLocks
@@ -18,6 +19,7 @@ from gateway.agent.replay import replay
 from gateway.agent.search_summaries import SummarizingSearchTool
 from gateway.agent.sessions import SessionOpener
 from gateway.errors import LLMBadResponse, LLMError, UserInputError
+from gateway.history import endings
 from gateway.history.records import NewMessage, SessionRecord, StoredMessage
 from gateway.history.search import SessionSearch
 from gateway.history.search_tool import SessionSearchTool
@@ -37,10 +39,8 @@ from gateway.routing import Conversation
 from gateway.security.fence import wrap_recalled
 from gateway.settings import Settings
 from gateway.tenants import MemoryScope, TenantId
-from providers.base import ProviderContext, SessionEnd, TurnStart
+from providers.base import ProviderContext, TurnStart
 from providers.manager import MemoryManager
-
-EndReason = Literal["new", "reset", "idle", "shutdown"]
 
 log = logging.getLogger(__name__)
 
@@ -99,23 +99,50 @@ class Agent:
         live = self.sessions.live_session(conversation.tenant, conversation.session_key)
         return live if live is not None else self.opener.open(conversation)
 
-    def new_session(
-        self, conversation: Conversation, *, incognito: bool = False, reason: str = "new"
+    async def new_session(
+        self, conversation: Conversation, *, incognito: bool = False, reason: endings.Reason = "new"
     ) -> SessionRecord:
-        """End the live session (if any) and start another.
+        """End the live session (if any) and start another, under the conversation's lock.
 
-        The provider hears of the end (blocking, bounded by its timeout: this runs in a worker
-        thread), so one that ingests whole sessions can send this one; never for a private
-        session, of which nothing may reach memory.
+        The provider hears of the end from the background plane — a ``session_end`` job that
+        syncs the session's last turns first — never from here, so ``/new`` answers at once;
+        never for a private session, of which nothing may reach memory.
         """
+        async with self.session_lock(conversation):
+            session, rows = await asyncio.to_thread(
+                self.opener.replace, conversation, incognito=incognito, reason=reason
+            )
+        await self.hooks.schedule(rows)
+        return session
+
+    async def expire_idle(self, now: float | None = None) -> int:
+        """End every live session idle for ``sessions.idle_minutes`` (reason ``idle``); how
+        many ended. Their conversations start afresh with the next message."""
+        minutes = self.settings.sessions.idle_minutes
+        if minutes <= 0:
+            return 0
+        cutoff = (time.time() if now is None else now) - minutes * 60
+        ended = 0
+        for tenant, session_id, key in await asyncio.to_thread(
+            endings.idle_sessions, self.sessions.db, cutoff
+        ):
+            async with self.locks.hold(f"{tenant}|{key}"):  # not in the middle of a turn
+                done, rows = await asyncio.to_thread(self.opener.expire, tenant, session_id, cutoff)
+            ended += done
+            await self.hooks.schedule(rows)
+        return ended
+
+    def _live_or_fresh(self, conversation: Conversation) -> tuple[SessionRecord, list[int]]:
+        """The live session, or a new one if there is none or it sat idle too long (then
+        with the outbox rows telling the provider of the idle end)."""
         live = self.sessions.live_session(conversation.tenant, conversation.session_key)
-        if live is not None:
-            self.sessions.end_session(conversation.tenant, live.id, reason)
-            if self.providers.provider is not None and not live.incognito:
-                ctx = ProviderContext.for_session(live, settings=self.settings)
-                why: EndReason = "reset" if reason == "reset" else "new"
-                self.providers.on_session_end(ctx, SessionEnd(live.id, why))
-        return self.opener.open(conversation, incognito=incognito)
+        if live is None:
+            return self.opener.open(conversation), []
+        minutes = self.settings.sessions.idle_minutes
+        if minutes > 0 and self.opener.idle_since(live) < time.time() - minutes * 60:
+            # A private session stays private: the user never asked to leave private mode.
+            return self.opener.replace(conversation, incognito=live.incognito, reason="idle")
+        return live, []
 
     def session_lock(self, conversation: Conversation) -> AbstractAsyncContextManager[None]:
         """Held while a turn (or a session switch) of this conversation runs."""
@@ -152,7 +179,8 @@ class Agent:
         self, conversation: Conversation, text: str, platform_message_id: str | None
     ) -> TurnResult:
         tenant = conversation.tenant
-        session, history, memory_tool = await asyncio.to_thread(self._prepare, conversation)
+        session, history, memory_tool, ended = await asyncio.to_thread(self._prepare, conversation)
+        await self.hooks.schedule(ended)
         bind_log(session=session.id)
         ctx = ProviderContext.for_session(session, settings=self.settings)
         provider_on = self.providers.provider is not None and not session.incognito
@@ -234,13 +262,14 @@ class Agent:
 
     def _prepare(
         self, conversation: Conversation
-    ) -> tuple[SessionRecord, list[StoredMessage], MemoryTool | None]:
-        """The blocking reads a turn starts with, done in one trip off the event loop."""
-        session = self.current_session(conversation)
+    ) -> tuple[SessionRecord, list[StoredMessage], MemoryTool | None, list[int]]:
+        """The blocking reads a turn starts with, done in one trip off the event loop (and
+        the outbox rows of an idle session it ended)."""
+        session, ended = self._live_or_fresh(conversation)
         if not session.system_prompt:  # an imported session, resumed: never sent bare
             session = self.opener.refreeze(conversation, session)
         history = self.sessions.messages(conversation.tenant, session.id)
-        return session, history, self._memory_tool(conversation, session)
+        return session, history, self._memory_tool(conversation, session), ended
 
     def _notify(self, call: Coroutine[Any, Any, object]) -> None:
         """Run a hook (provider, transcript) without holding up the reply; log failures."""

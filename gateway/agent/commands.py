@@ -8,7 +8,6 @@ imports them so they register.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -56,7 +55,7 @@ async def _new(agent: Agent, conversation: Conversation, args: str) -> str:
     private = args.lower() in {"private", "incognito"}
     if args and not private:
         return "Usage: /new or /new private"
-    await asyncio.to_thread(agent.new_session, conversation, incognito=private)
+    await agent.new_session(conversation, incognito=private)
     if private:
         return "Started a private session: nothing from it is saved to memory or indexed."
     return "Started a new conversation. I still remember what is in your memory."
@@ -64,5 +63,5 @@ async def _new(agent: Agent, conversation: Conversation, args: str) -> str:
 
 @command("reset", "/reset", "Same as /new: end this conversation and start afresh.")
 async def _reset(agent: Agent, conversation: Conversation, args: str) -> str:
-    await asyncio.to_thread(agent.new_session, conversation, reason="reset")
+    await agent.new_session(conversation, reason="reset")
     return "Conversation reset."

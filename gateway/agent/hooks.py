@@ -29,12 +29,18 @@ class TurnHooks(Protocol):
 
     async def after_turn(self, event: TurnEvent) -> None: ...
 
+    async def schedule(self, outbox_ids: list[int]) -> None:
+        """Start committed outbox rows (e.g. a session's end) without waiting for them."""
+
     async def drain(self) -> None:
         """Wait for work scheduled in this process (used before a console exits)."""
 
 
 class NoHooks:
     async def after_turn(self, event: TurnEvent) -> None:
+        return None
+
+    async def schedule(self, outbox_ids: list[int]) -> None:
         return None
 
     async def drain(self) -> None:

@@ -65,9 +65,15 @@ async def _resume(agent: Agent, conversation: Conversation, args: str) -> str:
     except NotFound as exc:
         return str(exc)
     async with agent.session_lock(conversation):
-        await asyncio.to_thread(
-            lineage.reopen, agent.sessions.db, conversation.tenant, target, conversation.session_key
+        rows = await asyncio.to_thread(
+            lineage.reopen,
+            agent.sessions.db,
+            conversation.tenant,
+            target,
+            conversation.session_key,
+            notify=agent.providers.provider is not None,
         )
+    await agent.hooks.schedule(rows)  # the provider hears of the end and the switch
     session = agent.sessions.get_session(conversation.tenant, target)
     return f"Resumed “{session.title or session.id}”."
 

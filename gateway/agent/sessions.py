@@ -1,7 +1,9 @@
 """Opening sessions: capture the frozen prompt (memory snapshot, provider block and tools).
 
 Used by the agent for new sessions (and for imported sessions resumed without a prompt) and
-by the compression job for continuations, so all freeze the prompt the same way.
+by the compression job for continuations, so all freeze the prompt the same way. Replacing
+the live session (``/new``, ``/reset``, idle) and idle expiry end it through
+:mod:`gateway.history.endings`, in the transaction that opens its successor.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import time
 from dataclasses import replace
 
 from gateway.agent.prompt import FrozenPrompt, build_frozen_prompt
-from gateway.history import lineage
+from gateway.history import endings, lineage
 from gateway.history.records import NewSession, SessionRecord
 from gateway.history.store import SessionStore
 from gateway.memory.store import MemoryStore
@@ -92,6 +94,55 @@ class SessionOpener:
 
         session_id = self.sessions.db.write(insert)
         return self.sessions.get_session(conversation.tenant, session_id)
+
+    def replace(
+        self, conversation: Conversation, *, incognito: bool, reason: endings.Reason
+    ) -> tuple[SessionRecord, list[int]]:
+        """End the live session(s) of the conversation and open another, in one transaction;
+        the new session and the outbox rows telling the provider (run them after commit)."""
+        frozen = self.frozen(conversation, incognito=incognito)
+        spec = self.spec(conversation, frozen, incognito=incognito)
+        tenant, notify = conversation.tenant, self.providers.provider is not None
+
+        def write(conn: sqlite3.Connection) -> tuple[str, list[int]]:
+            # Read inside the transaction: a compression may have opened a continuation.
+            live = conn.execute(
+                "SELECT id FROM sessions WHERE tenant_id = ? AND session_key = ? "
+                "AND ended_at IS NULL ORDER BY started_at, rowid",
+                (str(tenant), spec.session_key),
+            ).fetchall()
+            session_id = self.sessions.insert_session(conn, tenant, spec)
+            rows: list[int] = []
+            for row in live:
+                rows += endings.end(
+                    conn, tenant, row["id"], reason, notify=notify, successor=session_id
+                )
+            return session_id, rows
+
+        session_id, rows = self.sessions.db.write(write)
+        return self.sessions.get_session(tenant, session_id), rows
+
+    def expire(self, tenant: TenantId, session_id: str, cutoff: float) -> tuple[bool, list[int]]:
+        """End the session with reason ``idle`` if it is live and saw nothing since ``cutoff``:
+        whether it ended, and the outbox rows telling the provider."""
+        notify = self.providers.provider is not None
+
+        def write(conn: sqlite3.Connection) -> tuple[bool, list[int]]:
+            seen = endings.last_activity(conn, tenant, session_id)
+            live = conn.execute(
+                "SELECT 1 FROM sessions WHERE tenant_id = ? AND id = ? AND ended_at IS NULL",
+                (str(tenant), session_id),
+            ).fetchone()
+            if live is None or seen is None or seen >= cutoff:
+                return False, []  # ended meanwhile, or a message arrived
+            return True, endings.end(conn, tenant, session_id, "idle", notify=notify)
+
+        return self.sessions.db.write(write)
+
+    def idle_since(self, session: SessionRecord) -> float:
+        """When the session last saw anything (a message, its start, its resumption)."""
+        seen = self.sessions.db.read(lambda c: endings.last_activity(c, session.tenant, session.id))
+        return session.started_at if seen is None else seen
 
     def refreeze(self, conversation: Conversation, session: SessionRecord) -> SessionRecord:
         """Give a session stored without a frozen prompt (an imported one) the prompt and

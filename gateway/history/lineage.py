@@ -12,6 +12,7 @@ import sqlite3
 import time
 
 from gateway.errors import NotFound, UserInputError
+from gateway.history import endings
 from gateway.history.db import Database
 from gateway.security.scanner import scan
 from gateway.tenants import TenantId
@@ -162,24 +163,33 @@ def resolve_resume_target(db: Database, tenant: TenantId, ref: str, scope_key: s
     return db.read(query)
 
 
-def reopen(db: Database, tenant: TenantId, session_id: str, session_key: str) -> None:
-    """End the live session of ``session_key`` and make ``session_id`` the live one."""
+def reopen(
+    db: Database, tenant: TenantId, session_id: str, session_key: str, *, notify: bool = False
+) -> list[int]:
+    """End the live session of ``session_key`` and make ``session_id`` the live one; the
+    outbox rows telling the provider (``notify``: one is configured), to run after commit."""
 
-    def write(conn: sqlite3.Connection) -> None:
-        conn.execute(
-            "UPDATE sessions SET ended_at = ?, end_reason = 'resumed-other' "
-            "WHERE tenant_id = ? AND session_key = ? AND ended_at IS NULL AND id != ?",
-            (time.time(), str(tenant), session_key, session_id),
-        )
+    def write(conn: sqlite3.Connection) -> list[int]:
+        live = conn.execute(
+            "SELECT id FROM sessions WHERE tenant_id = ? AND session_key = ? "
+            "AND ended_at IS NULL AND id != ?",
+            (str(tenant), session_key, session_id),
+        ).fetchall()
         cur = conn.execute(
-            "UPDATE sessions SET ended_at = NULL, end_reason = NULL, session_key = ? "
-            "WHERE tenant_id = ? AND id = ?",
-            (session_key, str(tenant), session_id),
+            "UPDATE sessions SET ended_at = NULL, end_reason = NULL, session_key = ?, "
+            "active_at = ? WHERE tenant_id = ? AND id = ?",
+            (session_key, time.time(), str(tenant), session_id),
         )
         if cur.rowcount == 0:
             raise NotFound(f"no session {session_id!r} for {tenant}")
+        rows: list[int] = []
+        for row in live:
+            rows += endings.end(
+                conn, tenant, row["id"], "resume", notify=notify, successor=session_id
+            )
+        return rows
 
-    db.write(write)
+    return db.write(write)
 
 
 def freeze_prompt(

@@ -146,6 +146,7 @@ def _v8(conn: sqlite3.Connection) -> None:
 
 
 from gateway import access_schema, holographic_facts, provider_scopes  # noqa: E402,F401
+from gateway.history import endings  # noqa: E402,F401
 from gateway.identity import links  # noqa: E402,F401
 from gateway.memory import approval_schema  # noqa: E402,F401
 from gateway.platforms import ledger  # noqa: E402,F401

@@ -136,6 +136,9 @@ class SessionStore:
         return session_from_row(row) if row else None
 
     def end_session(self, tenant: TenantId, session_id: str, reason: str) -> None:
+        """Mark the session ended, nothing more (tools, tests). The gateway's end paths use
+        :mod:`gateway.history.endings`, which also tells the provider."""
+
         def update(conn: sqlite3.Connection) -> None:
             self.require(conn, tenant, session_id)
             conn.execute(

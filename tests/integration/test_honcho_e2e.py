@@ -165,7 +165,7 @@ def test_first_turn_injection_only_on_a_sessions_first_turn(
 
     async def start_over() -> None:
         async with App(settings) as app:
-            app.agent.new_session(ALICE)
+            await app.agent.new_session(ALICE)
 
     asyncio.run(start_over())
     turns(settings, ALICE, ["tell me about my bees"])

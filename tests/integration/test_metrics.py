@@ -85,13 +85,17 @@ def test_turn_and_every_job_kind_move_the_counters(
         assert value(samples, "mnemogate_outbox_backlog") >= 1
         assert value(samples, "mnemogate_ready", role="gateway") == 1
 
-        # flush and compress are not due after one short turn: enqueue them as the gateway would
+        # flush, compress and the session hooks are not due after one short turn: enqueue
+        # them as the gateway would
         settings = load_settings(home=home, redis_url=redis_url, redis_prefix=redis_prefix)
         session_id = _session_id(home)
         connection = redis.Redis.from_url(redis_url)
         queues = JobQueues(connection, settings)
+        tenant = TenantId.of("telegram", str(ALICE))
         for kind in ("flush", "compress"):
-            queues.enqueue(kind, TenantId.of("telegram", str(ALICE)), session_id)
+            queues.enqueue(kind, tenant, session_id)
+        queues.enqueue("session_end", tenant, session_id, reason="new")
+        queues.enqueue("session_switch", tenant, session_id, previous="s0", reason="new")
         connection.close()
 
         wlisten, wk = _listen()

@@ -258,14 +258,15 @@ def test_openviking_commits_the_session_when_it_ends(
 
         async def start_over() -> None:
             async with App(settings) as app:
-                app.agent.new_session(ALICE)
+                await app.agent.new_session(ALICE)
 
         asyncio.run(start_over())
-        # The gateway does not signal a session's end to providers: the first sync of the
-        # next session commits the earlier one, and the server extracts its memories.
+        assert session.commits == 0  # /new does not wait for the provider
+        work(settings)  # the session-end job commits it; the server extracts its memories
+        assert session.commits == 1 and session.messages == []
         turns(settings, ALICE, ["a new day: what about my bees?"])
         work(settings)
-        assert session.commits == 1 and session.messages == []
+        assert session.commits == 1  # the next session's first sync finds nothing to commit
         assert f"{ALICE_KEY} said: {FACT}" in viking.user_files(ALICE_KEY).values()
         turns(settings, ALICE, ["where do I keep my bees?"])
         assert "zebra-17" in last_user_message(fake_llm).split(FENCE_OPEN, 1)[1]

@@ -59,11 +59,14 @@ def settings_for(
 
 
 def new_session(settings: Settings, conversation: Conversation, *, private: bool = False) -> None:
+    """``/new``, then the worker runs what it left: the session-end job ingests the session."""
+
     async def run() -> None:
         async with App(settings) as app:
-            await asyncio.to_thread(app.agent.new_session, conversation, incognito=private)
+            await app.agent.new_session(conversation, incognito=private)
 
     asyncio.run(run())
+    work(settings)
 
 
 def last_user_message(fake_llm: FakeLLM) -> str:

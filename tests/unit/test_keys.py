@@ -120,6 +120,8 @@ def test_queue_names_and_job_table() -> None:
         "title": "maint",
         "flush": "maint",
         "compress": "maint",
+        "session_end": "sync",
+        "session_switch": "sync",
     }
     assert JOBS["sync"].idempotent and not JOBS["review"].idempotent
 

@@ -201,8 +201,12 @@ CALLS: list[tuple[str, Call, object]] = [
     ("recall", lambda m, c: m.recall(c, RecallQuery("tea", 3)), ""),
     ("sync_turn", lambda m, c: m.sync_turn(c, SyncedTurn("hi", "yo", "s1", "t1", NOW)), False),
     ("on_turn_start", lambda m, c: m.on_turn_start(c, TurnStart(1, "hi")), None),
-    ("on_session_end", lambda m, c: m.on_session_end(c, SessionEnd("s1", "reset")), None),
-    ("on_session_switch", lambda m, c: m.on_session_switch(c, SessionSwitch("s0", "new")), None),
+    ("on_session_end", lambda m, c: m.on_session_end(c, SessionEnd("s1", "reset")), False),
+    (
+        "on_session_switch",
+        lambda m, c: m.on_session_switch(c, SessionSwitch("s0", "new")),
+        False,
+    ),
     ("on_pre_compress", lambda m, c: m.on_pre_compress(c, [{"role": "user"}]), ""),
     (
         "on_memory_write",

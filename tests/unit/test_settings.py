@@ -21,6 +21,7 @@ def test_defaults(home: Path) -> None:
     assert s.groups.memory == "isolated" and s.groups.require_mention is True
     assert s.llm.configured is False
     assert s.aux is s.llm
+    assert s.sessions.idle_minutes == 1440  # a day without a message ends a session
 
 
 def test_env_names(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -43,6 +44,7 @@ def test_env_names(monkeypatch: pytest.MonkeyPatch) -> None:
         "HONCHO_BASE_URL": "http://127.0.0.1:8000",
         "HONCHO_API_KEY": "hk",
         "HONCHO_WORKSPACE": "ws1",
+        "MNEMOGATE_SESSIONS__IDLE_MINUTES": "0",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -60,6 +62,7 @@ def test_env_names(monkeypatch: pytest.MonkeyPatch) -> None:
     assert s.telegram.bot_token.get_secret_value() == "123:abc"
     assert s.discord.gateway_url == "ws://127.0.0.1:9000/gw"
     assert s.honcho.workspace == "ws1" and s.honcho.base_url == "http://127.0.0.1:8000"
+    assert s.sessions.idle_minutes == 0
 
 
 def test_toml_then_env_wins(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
