@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from tests.fakes.http_fake import FakeHTTPServer, Query
+from tests.fakes.http_fake import FakeHTTPServer, Request
 
 _BANK = re.compile(r"^/v1/default/banks/(?P<bank>[^/]+)(?P<rest>/.*)?$")
 _WORD = re.compile(r"[^\W_]{3,}")
@@ -109,13 +109,14 @@ class FakeHindsight(FakeHTTPServer):
 
     def texts(self, bank: str, kind: str | None = None) -> list[str]:
         """The memory texts of ``bank`` (of one type), in the order they were made."""
-        with self._lock:
+        with self.lock:
             rec = self.banks.get(bank)
             return [m.text for m in rec.memories if kind in (None, m.type)] if rec else []
 
     # -- routes ---------------------------------------------------------------------------
 
-    def route(self, method: str, path: str, query: Query, body: Any) -> tuple[int, Any]:
+    def route(self, request: Request) -> tuple[int, Any]:
+        method, path, body = request.method, request.path, request.body
         if method == "GET" and path == "/version":
             return 200, {"api_version": API_VERSION, "features": FEATURES}
         if method == "GET" and path in ("/health", "/health/live"):

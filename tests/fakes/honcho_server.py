@@ -24,7 +24,7 @@ from typing import Any
 
 from tests.fakes.honcho_payloads import Query, WorkspaceRec
 from tests.fakes.honcho_world import Answer, NotFound, Params, World
-from tests.fakes.http_fake import FakeHTTPServer
+from tests.fakes.http_fake import FakeHTTPServer, Request, find_route
 
 Route = Callable[[World, WorkspaceRec, Params, Query, Any], Answer]
 _WS = r"/v3/workspaces/(?P<ws>[^/]+)"
@@ -90,33 +90,30 @@ class FakeHoncho(FakeHTTPServer):
             self.chat_gate.set()  # release any held dialectic so its thread can finish
 
     def set_summary(self, session_id: str, text: str) -> None:
-        with self._lock:
+        with self.lock:
             for ws in self.world.workspaces.values():
                 if session_id in ws.sessions:
                     ws.sessions[session_id].summary = text
 
-    def route(self, method: str, path: str, query: Query, body: Any) -> Answer:
+    def route(self, request: Request) -> Answer:
+        method, path, body = request.method, request.path, request.body
         if method == "POST" and path == "/v3/workspaces":
             return self.world.create_workspace(body or {})
-        allowed = False
-        for verb, pattern, handler in ROUTES:
-            match = pattern.match(path)
-            if match is None:
-                continue
-            allowed = True
-            if verb != method:
-                continue
-            params = {k: v for k, v in match.groupdict().items() if k != "ws"}
-            try:
-                ws = self.world.workspace(match.group("ws"))
-                return handler(self.world, ws, params, query, body)
-            except NotFound as exc:
-                return 404, {"detail": str(exc)}
-            except (KeyError, TypeError, ValueError) as exc:
-                return 422, {"detail": [{"loc": ["body"], "msg": repr(exc), "type": "value"}]}
-        if allowed:
+        found = find_route(ROUTES, method, path)
+        if found == 405:
             return 405, {"detail": "Method Not Allowed"}
-        return 404, {"detail": "Not Found"}
+        if isinstance(found, int):
+            return 404, {"detail": "Not Found"}
+        handler, match = found
+        params = {k: v for k, v in match.groupdict().items() if k != "ws"}
+        try:
+            ws = self.world.workspace(match.group("ws"))
+            answer: Answer = handler(self.world, ws, params, request.query, body)
+        except NotFound as exc:
+            return 404, {"detail": str(exc)}
+        except (KeyError, TypeError, ValueError) as exc:
+            return 422, {"detail": [{"loc": ["body"], "msg": repr(exc), "type": "value"}]}
+        return answer
 
 
 def main() -> None:

@@ -1,35 +1,53 @@
-"""The plumbing of a fake JSON API over real HTTP on loopback: lifecycle, faults, recording.
+"""The one base of the fake JSON services over real HTTP on loopback: lifecycle, faults, recording.
 
 A fake subclasses :class:`FakeHTTPServer` and implements :meth:`~FakeHTTPServer.route`
-(method, path, query, JSON body → status and JSON payload). Tests then get:
+(a :class:`Request` → status and JSON payload), or sets ``routes`` — ``(method, regex,
+handler)`` rows, a handler getting ``(self, match, request)`` — and keeps the default
+:meth:`~FakeHTTPServer.route_table`. Tests then get:
 
-* ``requests`` / ``calls(method, path_suffix)`` — every request received, with its status;
+* ``requests`` / ``calls(method, path_suffix)`` — every request received, with its headers
+  and the status it was answered;
 * ``fail(times, status=500, …)`` / ``drop(times, …)`` — the next matching requests answer an
   error status (and change nothing), or are handled and then have their connection closed
   without an answer (the client cannot know whether the write happened);
-* ``stop()`` / ``start()`` — an outage, on the same port when one was given.
+* ``stop()`` / ``start()`` — an outage: the fake comes back on the port it first bound.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 from urllib.parse import parse_qs, urlsplit
 
 Query = dict[str, list[str]]
+Answer = tuple[int, Any]
+Routes = Sequence[tuple[str, re.Pattern[str], Any]]
 
 
 @dataclass(frozen=True, slots=True)
-class Recorded:
+class Request:
+    """One request as received; ``status`` is its answer (0: dropped; unset while routing)."""
+
     method: str
     path: str
     query: Query
+    headers: dict[str, str]  # names lower-cased
     body: Any
-    status: int  # 0: the connection was dropped
+    status: int = 0
+
+    def header(self, name: str) -> str:
+        return self.headers.get(name.lower(), "")
+
+    def arg(self, name: str, default: str | None = None) -> str | None:
+        """The last value of query parameter ``name``."""
+        values = self.query.get(name)
+        return values[-1] if values else default
 
 
 @dataclass
@@ -46,24 +64,54 @@ class _Fault:
         )
 
 
+def find_route(routes: Routes, method: str, path: str) -> tuple[Any, re.Match[str]] | int:
+    """The handler and match of the first row serving ``method`` on ``path``; else 405 when
+    another method serves the path, else 404."""
+    allowed = False
+    for verb, pattern, handler in routes:
+        match = pattern.fullmatch(path)
+        if match is None:
+            continue
+        if verb == method:
+            return handler, match
+        allowed = True
+    return 405 if allowed else 404
+
+
 class FakeHTTPServer:
     """Base of the fakes; ``base_url`` is what a client should be given."""
 
     name = "fake"
+    routes: ClassVar[Routes] = ()
+    invalid_status = 422  # the answer to a body the route cannot read (a missing field…)
+    error_field = "detail"  # the field of the answers the base gives, as the service names it
 
     def __init__(self, port: int = 0) -> None:
         self._port = port
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()
         self._faults: list[_Fault] = []
-        self._requests: list[Recorded] = []
+        self._requests: list[Request] = []
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     # -- what a fake implements ----------------------------------------------------------
 
-    def route(self, method: str, path: str, query: Query, body: Any) -> tuple[int, Any]:
+    def route(self, request: Request) -> Answer:
         """(status, JSON payload) of one request; runs under the fake's lock."""
-        raise NotImplementedError
+        return self.route_table(request)
+
+    def route_table(self, request: Request) -> Answer:
+        """Answer from ``routes``; a path no row serves answers 404."""
+        found = find_route(self.routes, request.method, request.path)
+        if isinstance(found, int):
+            return self.error(404, f"no route {request.method} {request.path}")
+        handler, match = found
+        answer: Answer = handler(self, match, request)
+        return answer
+
+    def error(self, status: int, message: str) -> Answer:
+        """The answer the base gives to an injected fault or an unreadable request."""
+        return status, {self.error_field: message}
 
     def before(self, method: str, path: str) -> None:
         """Runs outside the lock before a request is handled (e.g. to delay it)."""
@@ -75,8 +123,9 @@ class FakeHTTPServer:
 
     def start(self) -> Self:
         if self._server is not None:
-            raise RuntimeError(f"{type(self).__name__} already started")
+            raise RuntimeError(f"{self.name} already started")
         self._server = _Server(("127.0.0.1", self._port), _Handler, self)
+        self._port = self._server.server_address[1]  # a restart comes back on the same port
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.02,), name=self.name, daemon=True
         )
@@ -106,10 +155,9 @@ class FakeHTTPServer:
 
     @property
     def base_url(self) -> str:
-        if self._server is None:
-            raise RuntimeError(f"{type(self).__name__} is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        if not self._port:
+            raise RuntimeError(f"{self.name} was never started")
+        return f"http://127.0.0.1:{self._port}"
 
     # -- scripting and inspection --------------------------------------------------------
 
@@ -124,7 +172,7 @@ class FakeHTTPServer:
     ) -> None:
         """The next ``times`` matching requests (after ``skip`` more) get ``status`` and
         change nothing."""
-        with self._lock:
+        with self.lock:
             self._faults.append(_Fault(times, status, method, path_suffix, skip))
 
     def drop(
@@ -135,33 +183,41 @@ class FakeHTTPServer:
         self.fail(times, status=0, method=method, path_suffix=path_suffix)
 
     @property
-    def requests(self) -> list[Recorded]:
-        with self._lock:
+    def requests(self) -> list[Request]:
+        with self.lock:
             return list(self._requests)
 
-    def calls(self, method: str, path_suffix: str) -> list[Recorded]:
+    def calls(self, method: str, path_suffix: str = "") -> list[Request]:
         """Recorded requests with this method whose path ends with ``path_suffix``."""
         return [r for r in self.requests if r.method == method and r.path.endswith(path_suffix)]
 
     def clear_requests(self) -> None:
-        with self._lock:
+        with self.lock:
             self._requests.clear()
 
     # -- dispatch (called by the request handler) ----------------------------------------
 
-    def handle(self, method: str, target: str, body: Any) -> tuple[int, Any, bool]:
+    def handle(
+        self, method: str, target: str, headers: dict[str, str], body: Any
+    ) -> tuple[int, Any, bool]:
         """(status, payload, drop connection) for one request."""
         split = urlsplit(target)
-        path, query = split.path, parse_qs(split.query, keep_blank_values=True)
-        self.before(method, path)
-        with self._lock:
-            fault = self._take_fault(method, path)
+        query = parse_qs(split.query, keep_blank_values=True)
+        request = Request(method, split.path, query, headers, body)
+        self.before(method, request.path)
+        with self.lock:
+            fault = self._take_fault(method, request.path)
             if fault is not None and fault.status:
-                status, payload, dropped = fault.status, {"detail": "injected failure"}, False
+                # the status in the message too: some clients surface only the body's text
+                status, payload = self.error(fault.status, f"injected failure {fault.status}")
+                dropped = False
             else:
-                status, payload = self.route(method, path, query, body)
+                try:
+                    status, payload = self.route(request)
+                except (KeyError, TypeError, ValueError) as exc:
+                    status, payload = self.error(self.invalid_status, f"bad request: {exc!r}")
                 dropped = fault is not None
-            self._requests.append(Recorded(method, path, query, body, 0 if dropped else status))
+            self._requests.append(replace(request, status=0 if dropped else status))
         return status, payload, dropped
 
     def _take_fault(self, method: str, path: str) -> _Fault | None:
@@ -179,6 +235,7 @@ class FakeHTTPServer:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    allow_reuse_address = True  # a restart rebinds the port at once
 
     def __init__(
         self, address: tuple[str, int], handler: type[_Handler], fake: FakeHTTPServer
@@ -201,9 +258,10 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = json.loads(raw) if raw else None
         except json.JSONDecodeError:
-            self._send(422, {"detail": [{"loc": ["body"], "msg": "JSON decode error"}]})
+            self._send(*self.server.fake.error(400, "invalid JSON body"))
             return
-        status, payload, dropped = self.server.fake.handle(self.command, self.path, body)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        status, payload, dropped = self.server.fake.handle(self.command, self.path, headers, body)
         if dropped:
             self.close_connection = True
             return

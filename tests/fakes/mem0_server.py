@@ -14,7 +14,7 @@ import re
 import uuid
 from typing import Any
 
-from tests.fakes.json_server import JsonFake, Query, Reply
+from tests.fakes.http_fake import Answer, FakeHTTPServer, Request
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -23,29 +23,32 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-class FakeMem0(JsonFake):
+class FakeMem0(FakeHTTPServer):
+    name = "fake-mem0"
+    invalid_status = 400
+
     def __init__(self, port: int = 0, api_key: str = "m0-test") -> None:
         super().__init__(port)
         self.api_key = api_key
         self.memories: dict[str, dict[str, Any]] = {}
 
-    def authorize(self, headers: dict[str, str]) -> Reply | None:
-        if headers.get("authorization") != f"Token {self.api_key}":
+    def route(self, request: Request) -> Answer:
+        if request.header("authorization") != f"Token {self.api_key}":
             return 401, {"detail": "Invalid API key"}
-        return None
+        return self.route_table(request)
 
     def user_memories(self, user_id: str) -> list[dict[str, Any]]:
         with self.lock:
             return [m for m in self.memories.values() if m["user_id"] == user_id]
 
-    def ping(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
+    def ping(self, match: re.Match[str], r: Request) -> Answer:
         return 200, {"status": "ok", "org_id": "org", "project_id": "proj", "user_email": None}
 
-    def add(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
-        user_id = body.get("user_id")
+    def add(self, match: re.Match[str], r: Request) -> Answer:
+        user_id = r.body.get("user_id")
         if not user_id:
             return 400, {"detail": "user_id, agent_id or run_id is required"}
-        texts = [m["content"] for m in body["messages"] if m.get("role") == "user"]
+        texts = [m["content"] for m in r.body["messages"] if m.get("role") == "user"]
         have = {m["memory"] for m in self.user_memories(user_id)}
         added = []
         for text in texts:
@@ -55,7 +58,7 @@ class FakeMem0(JsonFake):
                 "id": str(uuid.uuid4()),
                 "memory": text,
                 "user_id": user_id,
-                "metadata": body.get("metadata") or {},
+                "metadata": r.body.get("metadata") or {},
                 "created_at": "2026-12-01T00:00:00Z",
                 "updated_at": "2026-12-01T00:00:00Z",
             }
@@ -64,21 +67,21 @@ class FakeMem0(JsonFake):
             added.append({"id": item["id"], "memory": text, "event": "ADD"})
         return 200, {"results": added}
 
-    def search(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
-        user_id = _user_filter(body.get("filters"))
+    def search(self, match: re.Match[str], r: Request) -> Answer:
+        user_id = _user_filter(r.body.get("filters"))
         if user_id is None:
             return 400, {"detail": "filters must name a user_id"}
-        wanted = _words(body["query"])
+        wanted = _words(r.body["query"])
         hits = []
         for item in self.user_memories(user_id):
             score = len(wanted & _words(item["memory"])) / max(len(wanted), 1)
-            if score > float(body.get("threshold") or 0):
+            if score > float(r.body.get("threshold") or 0):
                 hits.append({**item, "score": score})
         hits.sort(key=lambda h: -h["score"])
-        return 200, {"results": hits[: int(body.get("top_k") or 10)]}
+        return 200, {"results": hits[: int(r.body.get("top_k") or 10)]}
 
-    def list(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
-        filters = body.get("filters")
+    def list(self, match: re.Match[str], r: Request) -> Answer:
+        filters = r.body.get("filters")
         user_id = _user_filter(filters)
         if user_id is None:
             return 400, {"detail": "filters must name a user_id"}
@@ -88,30 +91,30 @@ class FakeMem0(JsonFake):
             for m in self.user_memories(user_id)
             if all(m["metadata"].get(k) == v for k, v in meta.items())
         ]
-        page = int(query.get("page", ["1"])[0])
-        size = int(query.get("page_size", ["100"])[0])
+        page = int(r.arg("page", "1") or 1)
+        size = int(r.arg("page_size", "100") or 100)
         chunk = found[(page - 1) * size : page * size]
         more = page * size < len(found)
         return 200, {"count": len(found), "next": "more" if more else None, "results": chunk}
 
-    def get(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
+    def get(self, match: re.Match[str], r: Request) -> Answer:
         item = self.memories.get(match["id"])
         return (200, item) if item else (404, {"detail": "Memory not found"})
 
-    def update(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
+    def update(self, match: re.Match[str], r: Request) -> Answer:
         item = self.memories.get(match["id"])
         if item is None:
             return 404, {"detail": "Memory not found"}
-        item["memory"] = body["text"]
+        item["memory"] = r.body["text"]
         return 200, {"id": item["id"], "memory": item["memory"]}
 
-    def delete(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
+    def delete(self, match: re.Match[str], r: Request) -> Answer:
         if self.memories.pop(match["id"], None) is None:
             return 404, {"detail": "Memory not found"}
         return 200, {"message": "Memory deleted successfully!"}
 
-    def delete_all(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
-        user_id = query.get("user_id", [None])[0]
+    def delete_all(self, match: re.Match[str], r: Request) -> Answer:
+        user_id = r.arg("user_id")
         if not user_id:
             return 400, {"detail": "a filter is required"}
         for item in self.user_memories(user_id):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.fakes.json_service import Answer, JsonService, Request
+from tests.fakes.http_fake import Answer, FakeHTTPServer, Request
 
 _WORD = re.compile(r"\w{3,}")
 TRUSTED_ADMIN = "Admin API is unavailable in trusted mode."
@@ -44,8 +44,9 @@ class SessionRec:
     commits: int = 0
 
 
-class FakeOpenViking(JsonService):
-    label = "fake-openviking"
+class FakeOpenViking(FakeHTTPServer):
+    error_field = "error"
+    name = "fake-openviking"
 
     def __init__(self, port: int = 0, *, api_key: str | None = "root-key", admin_api: bool = True):
         super().__init__(port)
@@ -146,7 +147,7 @@ class FakeOpenViking(JsonService):
         }
 
     def _read(self, r: Request, user: str, limit: int | None) -> Any:
-        uri = self._check(r.query.get("uri"), user)
+        uri = self._check(r.arg("uri"), user)
         if uri not in self.files:
             raise VikingError(404, "NOT_FOUND", f"{uri} not found")
         return self.files[uri][:limit] if limit else self.files[uri]
@@ -163,7 +164,7 @@ class FakeOpenViking(JsonService):
         return [u for u in self.files if u.startswith(prefix)]
 
     def _list(self, r: Request, user: str, *, recursive: bool) -> Any:
-        uri = self._check(r.query.get("uri"), user)
+        uri = self._check(r.arg("uri"), user)
         prefix = uri if uri.endswith("/") else uri + "/"
         entries: dict[str, dict[str, Any]] = {}
         for path in self._children(uri):
@@ -178,7 +179,7 @@ class FakeOpenViking(JsonService):
         return sorted(entries.values(), key=lambda e: e["uri"])
 
     def _stat(self, r: Request, user: str) -> Any:
-        uri = self._check(r.query.get("uri"), user)
+        uri = self._check(r.arg("uri"), user)
         if uri in self.files:
             return {"uri": uri, "isDir": False, "size": len(self.files[uri])}
         if self._children(uri):
@@ -186,7 +187,7 @@ class FakeOpenViking(JsonService):
         raise VikingError(404, "NOT_FOUND", f"{uri} not found")
 
     def _remove(self, r: Request, user: str) -> Any:
-        uri = self._check(r.query.get("uri"), user)
+        uri = self._check(r.arg("uri"), user)
         if uri.rstrip("/") == f"viking://user/{user}":
             raise VikingError(
                 403,
@@ -204,7 +205,7 @@ class FakeOpenViking(JsonService):
         children = self._children(uri)
         if not children:
             raise VikingError(404, "NOT_FOUND", f"{uri} not found")
-        if r.query.get("recursive") != "true":
+        if r.arg("recursive") != "true":
             raise VikingError(400, "INVALID_ARGUMENT", f"{uri} is a directory; recursive=true")
         for child in children:
             del self.files[child]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from tests.fakes.json_service import Answer, JsonService, Request
+from tests.fakes.http_fake import Answer, FakeHTTPServer, Request
 
 _WORD = re.compile(r"\w{3,}")
 
@@ -30,8 +30,9 @@ class Ingest:
     idempotency_key: str
 
 
-class FakeRetainDB(JsonService):
-    label = "fake-retaindb"
+class FakeRetainDB(FakeHTTPServer):
+    error_field = "error"
+    name = "fake-retaindb"
 
     def __init__(self, port: int = 0, *, api_key: str = "rdb-key") -> None:
         super().__init__(port)
@@ -54,10 +55,10 @@ class FakeRetainDB(JsonService):
         profile = re.fullmatch(r"/v1/memory/profile/([^/]+)", r.path)
         if r.method == "GET" and profile:
             user = unquote(profile.group(1))
-            return 200, {"memories": self.user_memories(user, r.query["project"])}
+            return 200, {"memories": self.user_memories(user, r.query["project"][-1])}
         if r.method == "GET" and r.path == "/v1/memories":
-            found = self.user_memories(r.query["user_id"], r.query["project"])
-            return 200, {"memories": found[: int(r.query.get("limit", "200"))]}
+            found = self.user_memories(r.query["user_id"][-1], r.query["project"][-1])
+            return 200, {"memories": found[: int(r.arg("limit") or 200)]}
         if r.method == "POST" and r.path in ("/v1/context/query", "/v1/memory/search"):
             hits = self._search(r.body)
             if r.path == "/v1/context/query":

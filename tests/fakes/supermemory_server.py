@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.json_server import JsonFake, Query, Reply
+from tests.fakes.http_fake import Answer, FakeHTTPServer, Request
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -31,16 +31,19 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-class FakeSupermemory(JsonFake):
+class FakeSupermemory(FakeHTTPServer):
+    name = "fake-supermemory"
+    invalid_status = 400
+
     def __init__(self, port: int = 0, api_key: str = "sm-test") -> None:
         super().__init__(port)
         self.api_key = api_key
         self.containers: dict[str, Container] = {}
 
-    def authorize(self, headers: dict[str, str]) -> Reply | None:
-        if headers.get("authorization") != f"Bearer {self.api_key}":
+    def route(self, request: Request) -> Answer:
+        if request.header("authorization") != f"Bearer {self.api_key}":
             return 401, {"error": "Unauthorized"}
-        return None
+        return self.route_table(request)
 
     def container(self, tag: str) -> Container:
         return self.containers.setdefault(tag, Container())
@@ -54,24 +57,24 @@ class FakeSupermemory(JsonFake):
         for text in texts:
             box.memories[f"mem_{uuid.uuid4().hex[:12]}"] = {"memory": text, "doc": doc_id}
 
-    def add(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
-        tags = body["containerTags"]
+    def add(self, match: re.Match[str], r: Request) -> Answer:
+        tags = r.body["containerTags"]
         doc_id = f"doc_{uuid.uuid4().hex[:12]}"
         for tag in tags:
             self.container(tag).documents[doc_id] = {
-                "content": body["content"],
-                "metadata": body.get("metadata") or {},
+                "content": r.body["content"],
+                "metadata": r.body.get("metadata") or {},
             }
-            self._derive(tag, doc_id, [body["content"]])
+            self._derive(tag, doc_id, [r.body["content"]])
         return 200, {"id": doc_id, "status": "queued"}
 
-    def conversation(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
-        doc_id = f"conv_{body['conversationId']}"
-        texts = [m["content"] for m in body["messages"] if m["role"] == "user"]
-        for tag in body["containerTags"]:
+    def conversation(self, match: re.Match[str], r: Request) -> Answer:
+        doc_id = f"conv_{r.body['conversationId']}"
+        texts = [m["content"] for m in r.body["messages"] if m["role"] == "user"]
+        for tag in r.body["containerTags"]:
             box = self.container(tag)
             box.memories = {k: v for k, v in box.memories.items() if v["doc"] != doc_id}
-            box.documents[doc_id] = {"messages": body["messages"], "metadata": body["metadata"]}
+            box.documents[doc_id] = {"messages": r.body["messages"], "metadata": r.body["metadata"]}
             self._derive(tag, doc_id, texts)
         return 200, {"id": doc_id, "status": "queued"}
 
@@ -93,30 +96,30 @@ class FakeSupermemory(JsonFake):
         hits.sort(key=lambda hit: -hit["similarity"])
         return hits[:limit]
 
-    def search(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
-        hits = self._search(body["containerTag"], body["q"], int(body.get("limit") or 10))
+    def search(self, match: re.Match[str], r: Request) -> Answer:
+        hits = self._search(r.body["containerTag"], r.body["q"], int(r.body.get("limit") or 10))
         return 200, {"results": hits, "timing": 1.0, "total": len(hits)}
 
-    def profile(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
-        texts = self.memory_texts(body["containerTag"])
+    def profile(self, match: re.Match[str], r: Request) -> Answer:
+        texts = self.memory_texts(r.body["containerTag"])
         answer: dict[str, Any] = {"profile": {"static": texts, "dynamic": texts[-3:]}}
-        if body.get("q"):
-            hits = self._search(body["containerTag"], body["q"], 10)
+        if r.body.get("q"):
+            hits = self._search(r.body["containerTag"], r.body["q"], 10)
             answer["searchResults"] = {"results": hits, "timing": 1.0, "total": len(hits)}
         return 200, answer
 
-    def forget(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
-        box = self.containers.get(body["containerTag"])
-        if box is None or box.memories.pop(body["id"], None) is None:
+    def forget(self, match: re.Match[str], r: Request) -> Answer:
+        box = self.containers.get(r.body["containerTag"])
+        if box is None or box.memories.pop(r.body["id"], None) is None:
             return 404, {"error": "Memory not found"}
-        return 200, {"id": body["id"], "forgotten": True}
+        return 200, {"id": r.body["id"], "forgotten": True}
 
-    def bulk_delete(self, match: re.Match[str], query: Query, body: Any, headers: Any) -> Reply:
-        count = 0
-        for tag in body["containerTags"]:
+    def bulk_delete(self, match: re.Match[str], r: Request) -> Answer:
+        count, tags = 0, r.body["containerTags"]
+        for tag in tags:
             box = self.containers.pop(tag, None)
             count += len(box.documents) if box else 0
-        return 200, {"deletedCount": count, "success": True, "containerTags": body["containerTags"]}
+        return 200, {"deletedCount": count, "success": True, "containerTags": tags}
 
     routes = [  # noqa: RUF012 - the class's route table
         ("POST", re.compile(r"^/v3/documents$"), add),

@@ -193,7 +193,7 @@ def test_a_failed_send_is_released_and_sent_again(
 ) -> None:
     alice = make_context(tmp_path, "alice")
     turn = SyncedTurn("hello there", "hi", alice.session_id, "t1", NOW)
-    fake.fail(1, status=503, path_part="/messages")
+    fake.fail(1, status=503, path_suffix="/messages")
     with pytest.raises(ServiceError):
         provider.sync_turn(alice, turn)
     provider.sync_turn(alice, turn)
@@ -237,7 +237,7 @@ def test_erase_reports_what_the_server_refused(
 ) -> None:
     alice = make_context(tmp_path, "alice")
     record = ScopeRecord(alice.tenant, "openviking", alice.memory_scope_key, alice.backend_key)
-    fake.fail(1, status=500, path_part="/api/v1/admin/")
+    fake.fail(1, status=500, method="DELETE", path_suffix=f"/users/{alice.backend_key}")
     removed, leftovers = provider.erase(TenantId.parse("console:alice"), [record])
     assert removed == 0 and len(leftovers) == 1
     assert alice.backend_key in leftovers[0] and "500" in leftovers[0]
