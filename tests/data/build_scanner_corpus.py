@@ -52,6 +52,7 @@ _NOTES_ZH = (
     ("今天的笔记：项目进展顺利。", "下周一再对一下。"),
     ("用户的猫叫皮皮。", ""),
 )
+_BATCHES = ("round2", "round3", "round4", "round5", "round6")
 _LEET = str.maketrans({"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7"})
 
 
@@ -122,12 +123,12 @@ def build() -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     attacks: list[dict[str, str]] = []
     benign: list[dict[str, str]] = []
     paths = sorted(SOURCES.glob("*.txt"))
-    for batch in ("round2", "round3", "round4", "round5"):
+    for batch in _BATCHES:
         paths += sorted(SOURCES.glob(f"{batch}/*.txt"))
     for path in paths:
         kind, _, theme = path.stem.partition("_")
         theme = theme.removesuffix("_zh").replace("_", "-")
-        batch = {f"round{n}": f"heldout{n}" for n in range(2, 6)}.get(path.parent.name)
+        batch = {b: "heldout" + b.removeprefix("round") for b in _BATCHES}.get(path.parent.name)
         for text in _read(path):
             split = batch or split_of(text)
             row = {"text": text, "category": theme, "language": language(text), "split": split}
