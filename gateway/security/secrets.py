@@ -46,7 +46,8 @@ _PLACEHOLDER = re.compile(
 )
 # A credential's name, up to a few words of what it is for, then "is / = / : / 是 / 为".
 _ASSIGNMENT = re.compile(
-    r"(?:\b(?:password|passwd|passphrase|pwd|pass ?code|pin|secret(?:[ _-]?(?:access[ _-]?)?key)?"
+    r"(?:\b(?:password|passwd|passphrase|pwd|pw|pass ?code|pin"
+    r"|secret(?:[ _-]?(?:access[ _-]?)?key)?"
     r"|api[ _-]?key|apikey|access[ _-]?key(?:[ _-]?(?:id|secret))?|access[ _-]?token"
     r"|auth[ _-]?token|token|client[ _-]?secret|private[ _-]?key|wi-?fi (?:key|password)"
     r"|accesskey secret|account[ _-]?key)\b(?:[ \w'-]{0,30}?)(?:\s+(?:is|was)\s+|\s*[=:]\s*|\s+)"
@@ -103,7 +104,19 @@ def _shown(text: str) -> str:
     return f"{text[:4]}…[redacted]"
 
 
-_ASSIGNMENT_ANCHORS = ("pass", "pwd", "pin", "secret", "key", "token", "密", "秘钥", "口令", "令牌")
+_ASSIGNMENT_ANCHORS = (
+    "pass",
+    "pwd",
+    "pw",
+    "pin",
+    "secret",
+    "key",
+    "token",
+    "密",
+    "秘钥",
+    "口令",
+    "令牌",
+)
 _SEED_ANCHORS = ("seed", "mnemonic", "recovery", "助记词")
 _PIN_ANCHORS = ("pin", "密码", "口令")
 
