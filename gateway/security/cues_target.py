@@ -63,7 +63,7 @@ MONEY = cue(
         "crypto|usdt|paypal|venmo|zelle|cash|wire|transfer|pay|deposit|funds|"
         "money|invoice|refund|gift|card|cvv|salary|payroll|donat|checkout|rent|"
         "invest|tax|bill|escrow|账|帳|银行|銀行|卡号|转|轉|汇款|匯款|收款|付款|支付|钱包|工资"
-        "|币|打到|发票|报销|退款|充值|賬|錢包|薪|退到|退回|付钱|打钱|"
+        "|币|打到|发票|报销|退款|匯|汇到|充值|賬|錢包|薪|退到|退回|付钱|打钱|"
         "清关费|捐款|房租|结账|结算|理财|资金|网银|对公"
     ),
 )
@@ -232,7 +232,7 @@ CHANGE = cue(
         "|啟|調|停用|暂停|加進|写入|寫入|保存为|存为|生效|放开|放寬|放宽|解除|persist|save|store"
         "|apply|commit|flip|toggle|activat|deactivat|unlock|loosen|relax|kill|nuke|pause|suspend"
         "|mute|silence|neuter|strip|insert|append|patch|reprogram|retrain|rewir|install|configure"
-        "|register|allow|include"
+        "|register|allow|include|write"
     ),
 )
 PERSONA_CLAIM = cue(

@@ -92,7 +92,7 @@ def _report(
     return "\n".join(lines)
 
 
-SPLITS = ["tune", "heldout", "heldout2", "heldout3", "heldout4", "heldout5"]
+SPLITS = ["tune", "heldout"] + [f"heldout{n}" for n in range(2, 7)]
 
 
 @pytest.mark.parametrize("split", SPLITS)
