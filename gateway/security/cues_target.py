@@ -105,7 +105,8 @@ DATA = cue(
     anchors=(
         "convers|提问|convo|chat|message|transcript|notes|memor|summar|contact|"
         "address|phone|birthday|file|thread|history|dm|profile|personal|what|"
-        "everything|anything|question|answer|the user's|users'|his|her|customer|entries|email"
+        "everything|anything|question|answer|the user's|users'|his|her|customer|people"
+        "|entries|email"
         "|diary|journal|routine|whereabouts|"
         "location|schedule|聊天记录|对话|對話|记录|記錄|笔记|記憶|记忆|内容|"
         "住址|地址|手机号|电话|生日|文件|通讯录|消息|聊天|記錄|筆記|資料|訊息|摘要|总结|私信|资料"
