@@ -52,7 +52,7 @@ _NOTES_ZH = (
     ("今天的笔记：项目进展顺利。", "下周一再对一下。"),
     ("用户的猫叫皮皮。", ""),
 )
-_BATCHES = ("round2", "round3", "round4", "round5", "round6")
+_BATCHES = ("round2", "round3", "round4", "round5", "round6", "round7")
 _LEET = str.maketrans({"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7"})
 
 
