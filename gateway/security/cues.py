@@ -7,8 +7,9 @@ ordinary notes — and no cue is ever a finding by itself; :mod:`gateway.securit
 decides which *combinations* are. The cues themselves live in
 :mod:`gateway.security.cues_target` (what lasts, what is sensitive, what configures the
 assistant), :mod:`gateway.security.cues_sink` (where it goes: addresses, hand-over verbs,
-links) and :mod:`gateway.security.cues_intent` (who speaks, and how instructions are
-smuggled in).
+links), :mod:`gateway.security.cues_intent` (who speaks and what they ask for) and
+:mod:`gateway.security.cues_smuggle` (instructions smuggled in: role markers, translation,
+overrides).
 """
 
 from __future__ import annotations

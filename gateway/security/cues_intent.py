@@ -1,7 +1,7 @@
-"""Cues about *who* speaks and *how* instructions are smuggled in.
+"""Cues about *who* speaks and what they ask for.
 
-Claims of authority, privileged staff, requests for rights; links left open for data;
-translate-then-execute; ``system:`` role prefixes; override phrasing. See
+Claims of authority or kinship, appointments, privileged staff and departments, requests
+for rights or for what other people told the assistant, prompt leaks. See
 :mod:`gateway.security.cues` for how a cue is matched.
 """
 
@@ -34,7 +34,13 @@ AUTHORITY = cue(
     + r"{0,6}?(?:主人|管理员|管理員|开发者|创造者|创建者|所有者|老板|群主|群管|运维|负责人"
     r"|超级管理员"
     r"|家长|警察|审计员|付费的人|部署|控制者|专员|專員|擁有者|拥有者|開發者|負責人|管理者|主管|主任"
-    r"|经理|經理|老闆|站长|站長|版主|督导|家長)",
+    r"|经理|經理|老闆|站长|站長|版主|督导|家長|爸爸|妈妈|父亲|母亲|监护人|总监|總監|总裁|董事"
+    r"|(?<![a-z])(?:cto|ceo|cfo)(?![a-z]))|(?:我|本人)有(?:权|權)|(?:凭|憑)(?:我的?|本人的?)?"
+    + G
+    + r"{0,8}?(?:权限|權限|身份|权力)|(?:被|已被)?(?:任命|指定|委任)为|担任"
+    + G
+    + r"{0,8}?(?:审计|管理|负责)"
+    r"|(?:交|付|出)" + G + r"{0,8}?(?:钱|费)的(?:人)?(?:是|就是)我",
     r"(?:我有|我拥有|我具有)\s*(?<![a-z0-9_])(?:root|管理员|最高|所有者"
     r"|owner)(?![a-z0-9_])?\s*权限|都归我|都是我的|被授予" + G + r"{0,8}?(?:身份|权限)"
     r"|角色" + G + r"{0,8}?(?:升级|提升)|管理员已经?批准",
@@ -48,6 +54,13 @@ AUTHORITY = cue(
     r"|director|lead|head|chief|owner|admin|operator|custodian|steward|guardian|principal)\b"
     r"|\b(?:admin|owner|operator|administrator|boss) \((?:that's|that is|it's|i'm) me\)"
     r"|\bpursuant to my (?:role|position|capacity|authority)\b|\bin my (?:capacity|role) as\b"
+    r"|\((?:me|that's me|that is me|it's me|i am)\)|\bi(?:'m| am|'ve been| have been) (?:the |their"
+    r" |his |her |your )?(?:father|mother|dad|mum|mom|parent|guardian|husband|wife|spouse)\b"
+    r"|\b(?:appointed|named|made|assigned|designated|hired|elected) (?:as )?(?:the |an? )?(?:\w+ )?"
+    r"(?:auditor|admin\w*|owner|moderator|officer|manager|supervisor|controller|lead|head)\b"
+    r"|\bi(?:'m| am) (?:authori[sz]ed|entitled|permitted|allowed|cleared|empowered) to\b"
+    r"|\bi have (?:the )?(?:right|authority|clearance) to\b|\bwith my (?:root|owner|admin|elevated"
+    r"|full|superuser|moderator) \w+"
     r"|\b(?:who|i) (?:set|put|spun) (?:this|the|you) (?:\w+ )?up\b"
     r"|\b(?:i'm|i am|as|being|since i'm|speaking as)(?: the| a| an| your)?"
     r" (?:team lead|lead|head of \w+|manager|founder|supervisor|director|workspace owner"
@@ -64,7 +77,12 @@ AUTHORITY = cue(
         "who created|who made|who installed|i run|i manage|i own|i operate|i maintain|"
         "i set up|i deployed|i created|i built|i founded|i host|in charge|owns|lead|head of|"
         "manager|founder|supervisor|director|owner|officer|controller|coordinator|chief|head|"
-        "custodian|steward|principal|pursuant|in my|set|put|spun|控制者|专员|專員|擁有者|拥有者"
+        "custodian|steward|principal|pursuant|in my|set|put|spun|(me)|(that|(it's|(i am)|father"
+        "|mother|dad|mum|mom|parent|guardian|husband|wife|spouse|appointed|named|made|assigned|"
+        "designated|hired|elected|authoris|authoriz|entitled|permitted|allowed|cleared|empowered|"
+        "i have|with my|爸爸|妈妈|父亲|母亲|监护人|總監|总监|总裁|董事|我有权|本人有权|我有權|凭|憑"
+        "|被任命|"
+        "被指定|被委任|担任|是我|控制者|专员|專員|擁有者|拥有者"
         "|開發者"
         "|負責人|管理者|主管|主任|经理|經理|老闆|站长|站長|督导|家長|本人|作為|身為|我就是|伺服器"
         "|這個機器人|搭建|部署|运营|创建|建立|安装|负责|我出的|"
@@ -85,12 +103,12 @@ REQUEST = cue(
     r"|order|instruct\w*|read\w*|see\w*|transfer|request|loop me in|cc me|copy me|include me"
     r"|let me (?:see|read|view)|disclos\w*|reveal\w*|provid\w*|hand\w* over|surrender|release"
     r"|produce|furnish|print\w*|paste|post|output|obliged|owe|unlock|tell me|gimme|lemme|bring"
-    r"|pull up|fetch|display|summari[sz]e)\b",
+    r"|pull up|fetch|display|summari[sz]e|know|hear|learn|find out)\b",
     r"给我|俾我|发给我|告诉我|转给我|抄给我|同步给我|授权|开通|开放|解锁|提升|加入|加到|加为|设为"
     r"|设成|导出|列出|查看|看到|看看|睇|转发|提供|转给|发我|给俺|可以|要求|必须|读取|拥有|需要|有权"
     r"|看|披露|贴出|貼出|发出来|發出來|公开|公開|交出|调出|調出|拿出|讲给|講給|说给|说出|升级|升級"
     r"|加上"
-    r"|给予|給予|給我|提供給|開通|開放|解鎖|權限",
+    r"|给予|給予|給我|提供給|開通|開放|解鎖|權限|知道|了解|听听",
     anchors=(
         "grant|give|hand|unlock|elevate|promote|add|make|whitelist|"
         "allowlist|approve|enable|export|dump|list|show|send|forward|"
@@ -104,7 +122,7 @@ REQUEST = cue(
         "|produce|furnish|paste|post|output|obliged|owe|tell|gimme|lemme|bring|pull|fetch|display"
         "|summari|披露|贴出|貼出|发出来|發出來|公开|公開|交出|调出|調出|拿出|讲给|講給|说给|说出"
         "|升级"
-        "|升級|加上|给予|給予|給我|提供給|開通|開放|解鎖|權限"
+        "|升級|加上|给予|給予|給我|提供給|開通|開放|解鎖|權限|know|hear|learn|find|知道|了解|听听"
     ),
 )
 STAFF = cue(
@@ -190,114 +208,7 @@ ASSISTANT_DIRECTIVE = cue(
     ),
 )
 
-# --- instructions smuggled through translation or a role marker -------------------------------
-TRANSLATE_EXECUTE = cue(
-    r"\b(?:translat\w*|decod\w*|convert\w*|interpret\w*|render\w* (?:it|this|that)|turn (?:it"
-    r"|this|that)|unscrambl\w*|revers\w*|flip\w*)\b[^\n]{0,160}?(?:\b(?:and|then|n|an)\b|[,;:&+]"
-    r"|->|=>)"
-    r"\s*(?:then\s+)?(?:just\s+|immediately\s+)?(?:do (?:it|what|exactly|as)|carry (?:it )?out"
-    r"|execute|obey|follow|act on|perform|run it|comply|do the task|apply it|treat (?:it|the"
-    r" result|the translation|that|this) as (?:a |an |your )?(?:command|instruction|order"
-    r"|directive)|whatever it (?:says|tells you|asks))",
-    r"\btreat (?:the|its|this) translation\b|\bfirst translate, then\b|\bstep \d\W{0,3} do what"
-    r" it says|\btranslat\w* [^\n]{0,60}\btreat it as (?:a |an )?(?:command|instruction|order)",
-    r"(?:翻译|翻成|译成|译|转成|解码|理解|正过来|倒过来)" + G + r"{0,80}?(?:照着?执行|照着?做|照办"
-    r"|执行|按照?(?:它|译文|其中)?" + G + r"{0,6}?(?:做|操作)|当作" + G + r"{0,6}?(?:指令|命令)"
-    r"|当成" + G + r"{0,6}?(?:指令|命令)|去完成|就当是我说的|你就做什么|去做|照(?:他|她|它)说的做)",
-    anchors=(
-        "translat|decod|convert|interpret|render|turn|unscrambl|revers|flip|step|"
-        "翻译|翻成|译|转成|解码|理解|正过来|倒过来"
-    ),
-)
-ROLE_PREFIX = cue(
-    r"(?:^|[\n.!?。！？]\s{0,3}|\s{2,})[#>*=~\-\s]{0,6}[\[({<【|]{0,3}\s{0,2}(?:system|sys|admin"
-    r"|administrator|developer mode|developer|root|(?:system|sys) (?:note|notice|message|msg"
-    r"|prompt(?: update)?|override|instruction|alert|update)|note from system|assistant"
-    r" instructions \([^)\n]{0,30}\))\s{0,2}(?:[\])}>】|]{1,3}|:|—|-{1,3}|={2,}|#{2,}|>>)",
-    r"[\"']role[\"']\s*:\s*[\"']system[\"']",
-    r"(?:^|[\n.!?。！？]\s{0,3})[#>*=~\-\s]{0,6}[\[【<(（|]{0,2}\s{0,2}(?:系统|系統|管理员"
-    r"|管理員|开发者)(?:消息|提示|通知|指令|公告|说明|更新)?\s{0,2}(?:[\]】>)）|]|[:：]|[（(]"
-    r"|-{1,3}|#{2,}|>>)|[\[【]\s{0,2}(?:系统|系統)(?:备注|说明|更新|公告)\s{0,2}[\]】]",
-    anchors=(
-        "system|sys|admin|developer|root|assistant instructions|role|系统|系統|管理员|管理員|开发者"
-    ),
-)
-DIRECTIVE = cue(
-    r"\b(?:you|your|assistant|the user|this user|must|always|never|now|ignore|reveal|grant"
-    r"|send|forward|answer|respond|follow|obey|trust|share|owner|admin|policy|instructions"
-    r"|mode|safety|override|disabled|dump|print|void|priority|include|approval|access|allowed"
-    r"|enabled|required|permitted|data|memory|memories|disabl\w*|enabl\w*|approvals?)\b",
-    r"你|助手|用户|使用者|必须|以后|忽略|透露|授予|发|转发|回答|服从|主人|管理员|权限|模式|政策"
-    r"|指令"
-    r"|配置|审批|作废|执行|照办|规则|数据|可以|给|成员|访问|批准|记忆|不要|允许|关闭|条目|信任",
-    anchors=(
-        "you|信任|assistant|disabl|enabl|approval|the|this|must|always|never|now|ignore|reveal|"
-        "规则|数据|可以|给|成员|访问|批准|记忆|不要|允许|关闭|条目|"
-        "grant|send|forward|answer|respond|follow|obey|trust|share|"
-        "owner|admin|policy|instructions|mode|safety|override|"
-        "disabled|dump|print|void|priority|include|approval|access|"
-        "allowed|enabled|required|permitted|data|memor|你|助手|用户|使用者|"
-        "必须|以后|忽略|透露|授予|发|转发|回答|服从|主人|管理员|权限|模式|政策|指令|配置|审批"
-        "|作废|执行|照办"
-    ),
-)
-
-# --- instructions that replace the assistant's own -------------------------------------------
-OVERRIDE = cue(
-    r"\b(?:ignore|disregard|forget|drop|abandon|stop following|don't follow|do not follow"
-    r"|set aside|discard|override|overrule|scrap|throw (?:away|out)|don't bother with"
-    r"|bin)\b[^.!?\n]{0,40}?\b(?:rules|instructions|guidelines|guidance|configured"
-    r"|configuration|settings|programming|safety|restrictions|policies|prompt|orders|guardrails"
-    r"|brief)\b",
-    r"\b(?:rules|instructions|guidelines|guidance|context|prompt|configured with|settings"
-    r"|guardrails|told before|anything above|everything above|polic(?:y|ies)|directives"
-    r"|commands|orders|constraints|limits|limitations|boundaries|programming|training"
-    r"|restrictions|principles)\b[^.!?\n]{0,40}?"
-    r"\b(?:suspended|lifted|paused|obsolete|null|moot|expired|revoked|dead|gone|history"
-    r"|void|irrelevant|outdated|superseded|supersede|no longer (?:appl\w*|count\w*|valid"
-    r"|matter)|a test|(?:don't|do not|doesn't) (?:count|exist|apply)|cancel\w*|just"
-    r" suggestions|switched off|turned off|counts? any ?more|only ones? that count)",
-    r"\b(?:new|priority|real) (?:instructions|brief|rules)\b[^.!?\n]{0,30}?\b(?:supersede"
-    r"|follow|override|take priority|replace|is in|are in)"
-    r"|\b(?:this|the) (?:note|entry|memory|instruction)s? (?:takes priority|is your (?:rulebook"
-    r"|rules|instructions|brief)|overrides)|\byou follow mine\b|\bact on the lines below\b"
-    r"|\bobey only (?:this|me|my)\b|\b(?:only )?take orders (?:only )?from me\b"
-    r"|\banswer only to me\b|\bonly (?:obey|follow|listen to) (?:this|me|my)\b"
-    r"|\bpretend (?:your|the) (?:guardrails|rules|guidelines|safety\w*|restrictions)"
-    r" (?:don't|do not) exist",
-    r"(?:忘掉|忘记|忽略|无视|别管|不再遵守|放下|抛开|不用管|扔掉|推翻)"
-    + G
-    + r"{0,16}?(?:规则|设置|指令|设定|规定|准则|安全|指引|配置)",
-    r"(?:主人|你的|给你的)" + G + r"{0,6}?要求" + G + r"{0,8}?(?:扔掉|忽略|不算|作废|别管|推翻)",
-    r"(?:规则|指令|设定|設定|准则|规定|指引|配置|设置|策略|告诉你的|上面的内容)"
-    + G
-    + r"{0,12}?(?:过时|作废|不算数|不算數|不算了|测试|无效|放一边|不再适用|已取消|取消|只是建议"
-    r"|暂停|停用|过期"
-    r"|解除)",
-    r"(?:以前|之前|原来|原先|先前|上面|前面|此前|过去|過去|以往|原本|既有|旧的|舊的)(?:的|给你的"
-    r"|说的|定的)?"
-    + G
-    + r"{0,6}?(?:规则|規則|规矩|規矩|要求|指令|设定|設定|限制|约束|約束|守则|守則|指示|规定|規定)"
-    + G
-    + r"{0,10}?(?:不存在|不作数|不作數|不算|作废|作廢|失效|放一边|放一邊|放一放|先放|无效|無效|过时"
-    r"|過時|取消|别管|別管|不用管|不用理|忘掉|忘了|翻篇|清零)",
-    r"只听我的|照这条来|照這條來|按这里写的来|真正的任务是|真正的要求在|按下面的来|只服从这条"
-    r"|这条就是你的规则|按我的来",
-    anchors=(
-        "directives|commands|orders|constraints|limits|limitations|boundaries|programming|"
-        "training|restrictions|principles|以前|之前|原来|原先|先前|上面|前面|此前|过去|過去|以往"
-        "|原本|既有|旧的|舊的|ignore|take orders|answer only|过期|按我的来|polic|策略|disregard"
-        "|forget|drop|abandon"
-        "|follow|set aside|discard|override|"
-        "overrule|scrap|throw|bother|bin|rules|instructions|guidelines|guidance|context|"
-        "prompt|configured|settings|guardrails|told before|above|brief|takes priority|"
-        "mine|lines below|obey|listen|pretend|忘掉|忘记|忽略|无视|别管|不再遵守|放下|抛开|不用管|"
-        "扔掉|推翻|规则|指令|设定|設定|准则|规定|指引|配置|设置|告诉你的|上面的内容|只听我的"
-        "|照这条来|"
-        "照這條來|按这里写的来|真正的|按下面的来|只服从这条|这条就是你的规则"
-    ),
-)
-
+# --- other requests ------------------------------------------------------------------------
 ROLEPLAY_SECRETS = cue(
     r"\b(?:act as|pretend (?:to be|you are)|play|roleplay as|be)\b[^.\n]{0,60}?\b(?:read|recite"
     r"|tell|say)s?\b[^.\n]{0,40}?\b(?:keys|passwords|tokens|license keys|serials)\b",
@@ -325,7 +236,7 @@ PRIVILEGE_REQUEST = cue(
     r"|\b(?:transfer|hand over|give)\b[^.\n]{0,20}?\b(?:admin|owner|root)\w* (?:rights|access"
     r"|role|permissions|privileges) to me\b"
     r"|\b(?:promote|make|add|put)\b [^.\n]{0,30}?\b(?:to|as|an?) (?:admin|owner|moderator)s?\b",
-    r"把我的?(?:角色|账号|帐号|权限|身份)?(?:提升|升级|设|改)为?\s*(?:管理员|主人|超级"
+    r"把我的?(?:角色|账号|帐号|权限|身份)?(?:提升|升级|设|改)(?:为|成)?\s*(?:管理员|主人|超级"
     r"|(?<![a-z0-9_])(?:owner|admin)(?![a-z0-9_]))|(?:给我|俾我|为我|帮我|给他"
     r"|给这个账号)(?:也)?(?:开通|开|开放|解锁|提升"
     r"|升级|加上)?"

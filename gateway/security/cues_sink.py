@@ -16,13 +16,13 @@ SINK_ADDRESS = cue(
     r"(?<![a-z0-9_])(?:https?|ftp)(?![a-z0-9_])://\S+|\b(?<![a-z0-9_])(?:www)(?![a-z0-9_])\.\S+"
     r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)+"
     r"|(?<![\w@])@[A-Za-z_]\w{3,}|\b(?<![a-z0-9_])(?:webhooks?)(?![a-z0-9_])\b|\bwxid_\w+|微信号"
-    r"|支付宝账?号|收款码"
+    r"|支付宝账?号|收款码|(?<![\w#&])#[a-z][\w-]{2,30}\b(?= channel| group| chat|$|[\s.,;:!?])"
     r"|\b(?<![a-z0-9_])(?:telegram)(?![a-z0-9_]):\d+|\b[\w-]+(?:\.[\w-]+){0,4}\.(?:com|net|org"
     r"|io|xyz|ru|cn|top|site"
     r"|info|me|dev|app|cc|biz|co|pw)\b",
     cased=True,
     anchors=(
-        "://|www.|@|webhook|wxid_|微信号|支付宝|收款码|telegram:|.com|.net|.org|.io|.xyz|.ru"
+        "://|www.|@|#|webhook|wxid_|微信号|支付宝|收款码|telegram:|.com|.net|.org|.io|.xyz|.ru"
         "|.cn|.top|.site|.info|.me|.dev|.app|.cc|.biz|.co|.pw"
     ),
 )
@@ -30,6 +30,8 @@ SINK_ADDRESS = cue(
 SINK_NUMBER = cue(
     r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,4})?\b|\b0x[0-9a-fA-F]{40}\b"
     r"|\b(?:bc1|[13])[a-zA-HJ-NP-Z0-9]{25,62}\b|\bT[1-9A-HJ-NP-Za-km-z]{33}\b"
+    r"|(?:[Aa]ccount|[Aa]cct|[Aa]/[Cc]|账号|账户|卡号|帳號|帳戶)\s*(?:no\.?|number"
+    r"|#)?\s*[:#]?\s*\d[\d -]{5,}\d"
     r"|\b\d{3,6}(?:[ -]\d{2,6}){2,5}\b|\b\d{8,}\b|\+\d[\d -]{8,}|\b\d{3}x{2,6}\d{3,5}\b"
     r"|\b(?=[A-Za-z]{0,30}\d)(?=\d{0,30}[A-Za-z])(?:bc1|0x|T)?[A-Za-z0-9]{14,60}\b",
     cased=True,
@@ -82,7 +84,7 @@ CAPTURE = cue(
     r"|发一遍"
     r"|发在|记住|让他|让对方|附在|发过来|说一遍|念一遍|报一遍|念给|存档|打出来|加到|加进|写到"
     r"|记到|记成|给谁看|存一份|抄一份|留一份|备一份|帮我存|帮我记|帮我留|替我存|存起来|记下来|收集"
-    r"|存檔|記下|保存下來|列出|汇总|匯總|整理出|报给|報給|念出|抄下",
+    r"|存檔|記下|保存下來|记一份|記一份|列出|汇总|匯總|整理出|报给|報給|念出|抄下",
     anchors=(
         "store|加到|加进|写到|记到|记成|给谁看|save|keep|record|remember|writ|log|repeat|copy"
         "|say|list|"
@@ -93,13 +95,16 @@ CAPTURE = cue(
         "|告诉|发给|发到|"
         "转发|索取|提供|确认|发一遍|发在|记住|让他|让对方|附在|发过来|说一遍|念一遍|报一遍|念给"
         "|存档|打出来|存一份|抄一份|留一份|备一份|帮我存|帮我记|帮我留|替我存|存起来|记下来|收集"
-        "|存檔|記下|保存下來|列出|汇总|匯總|整理出|报给|報給|念出|抄下"
+        "|存檔|記下|保存下來|记一份|記一份|列出|汇总|匯總|整理出|报给|報給|念出|抄下"
     ),
 )
 
 SEND = cue(
     r"\b(?:send|sending|forward|post|upload|e-?mail|mail|dm|cc|bcc|copy|share|leak|transmit"
-    r"|sync|relay|push|submit|export|dump|fetch|drop|stash|paste|pipe|funnel|mirror|archive"
+    r"|sync|relay|push|submit|export|dump|fetch|copying|forwarding"
+    r"|(?:gets?|be|are|is) (?:automatically |auto-?)?(?:copied|forwarded|sent|emailed|mailed"
+    r"|posted|shared|uploaded|synced|relayed|pushed|cc'?d)"
+    r"|drop|stash|paste|pipe|funnel|mirror|archive"
     r"|back ?up|ping|text|notify|loop|deliver|pass (?:it |them )?(?:on|along)|hand (?:it "
     r"|them )?off|forw?a?rd|fwd|cc'?d|bcc'?d|dump|log|jot|note down|write (?:it|them) (?:down|into"
     r"|to|in))\b",
@@ -109,7 +114,8 @@ SEND = cue(
     anchors=(
         "send|forward|post|upload|e-mail|email|mail|dm|cc|bcc|copy|"
         "share|leak|transmit|sync|relay|push|submit|export|dump|"
-        "fetch|发送|发到|发给|发出|转发|上传|抄送|推送|提交|外发|同步给|导出|drop|stash|paste|pipe"
+        "fetch|copying|get|be|are|is|发送|发到|发给|发出|转发|上传|抄送|推送|提交|外发|同步给|导出"
+        "|drop|stash|paste|pipe"
         "|funnel|mirror|archive|back|ping|text|notify|loop|deliver|pass|hand|forw|fwd|cc|bcc|log"
         "|jot|note down|write|同步到|同步至|转到|转给|贴到|丢到|抄一份|存一份|留一份|备一份|发一份"
         "|转存|轉發|發給|發到|轉存|私发|私信给"
@@ -141,16 +147,21 @@ COVERT = cue(
 # Handing it to whoever asks.
 THIRD_PARTY = cue(
     r"\b(?:tell|give|share|send|show|hand|read)\b[^.\n]{0,60}?\b(?:to |with )?(?:him|her|them"
-    r"|whoever|anyone who asks|the person)\b",
-    r"(?:告诉|发给|给|转给|透露给|交给)(?:他|她|对方|他们|她们)",
-    anchors="him|her|them|whoever|anyone|person|他|她|对方",
+    r"|whoever|anyone who asks|the person)\b|\b(?:should|can|may|will) (?:get|have|receive) (?:it"
+    r"|them)\b|\bhand (?:it|them) over\b|\bgive (?:it|them) (?:out|away)\b|\bno questions asked\b",
+    r"(?:告诉|发给|给|转给|透露给|交给)(?:他|她|对方|他们|她们)|直接给|都给|照给|给就是了",
+    anchors=(
+        "him|her|them|whoever|anyone|person|should|can|may|will|hand|give|no questions|他|她|对方"
+        "|直接给|都给|照给|给就是了"
+    ),
 )
 # Someone other than the user, as the one who triggers the rule.
 ASKER = cue(
     r"\b(?:anyone|someone|somebody|any ?one|people|whoever|a stranger|his friend|her friend)\b"
     r"|\b(?:a|any|some) [\w ]{0,20}?(?:member|relative|friend|colleague|person)\b",
-    r"有人|任何人|别人|对方|陌生人|家里人|家人|亲戚|朋友|同事",
-    anchors="a|any|some|家里人|家人|亲戚|朋友|同事|people|whoever|stranger|friend|有人|任何人|别人"
+    r"有人|任何人|别人|对方|陌生人|家里人|家人|亲戚|朋友|同事|谁",
+    anchors="a|any|some|谁|家里人|家人|亲戚|朋友|同事|people|whoever|stranger|friend|有人|任何人"
+    "|别人"
     "|对方|陌生人",
 )
 
@@ -178,9 +189,13 @@ MONEY_REDIRECT = cue(
 SWAP = cue(
     r"\b(?:instead of|rather than|in place of|not (?:to )?(?:their|the) (?:original|usual|own"
     r"|card|account|bank)|replac\w* (?:the|their) (?:bank|account|payee|recipient|wallet|iban"
-    r"|details))\b",
-    r"而不是|代替|替换|别退原路|不要退原路|别走原路|不退原路|换成我|改成我|不要退回|别退回",
-    anchors="instead|rather|in place|not|replac|而不是|代替|替换|原路|换成我|改成我|不要退回"
+    r"|details)|old (?:one|account|number|address|wallet|handle|details?) (?:is|are|was|has been)"
+    r" (?:closed|dead|inactive|gone|frozen|not used)|no longer (?:in use|used|valid|active)"
+    r"|not the one (?:they|you|he|she) (?:have|has|know))\b",
+    r"原来那个不用了|旧的不用了|原来的(?:账号|账户|帐号|卡)?(?:停用|作废|不用了)|别用他们手上"
+    r"|而不是|代替|替换|别退原路|不要退原路|别走原路|不退原路|换成我|改成我|不要退回|别退回",
+    anchors="old|no longer|原来|旧的|别用|instead|rather|in place|not|replac|而不是|代替|替换|原路"
+    "|换成我|改成我|不要退回"
     "|别退回",
 )
 
@@ -196,6 +211,8 @@ TO_SINK = cue(
 OTHERS_GAVE = cue(
     r"\b(?:(?:told|said to|asked|shared with|sent|gave) you|(?:conversations?|chats?|messages?"
     r"|questions?) with you|(?:saying|said|writing|wrote|confiding|confided) (?:to|in) you"
+    r"|(?:tells|says to|writes to|sends|texts|confides in) you|(?:discussed|talked about|talked"
+    r"|chatted|spoke|spoken) (?:\w+ )?with you"
     r"|every (?:tenant|user|member)'s|all (?:tenants|users)'|(?:tenants?"
     r"|students?|employees?|members?|players?|staff|wife|husband|kids?|children|roommates?"
     r"|colleagues?|patients?|customers?|residents?|tenants?|neighbou?rs?|parents?|clients?|users?"
@@ -209,7 +226,8 @@ OTHERS_GAVE = cue(
         "told|asking|telling|messaging|said|asked|shared|sent|gave|conversation|chat|message"
         "|question|every|all|"
         "tenant|student|employee|member|player|staff|wife|husband|kid|children|roommate|"
-        "resident|neighbo|parent|client|user|saying|writing|confid|"
+        "resident|neighbo|parent|client|user|saying|writing|confid|tells|says|writes|sends|texts|"
+        "discussed|talked|chatted|spoke|"
         "colleague|patient|customer|跟你说|和你说|对你说|跟你聊|和你的聊天|和你的对话|告诉你的|"
         "问了你|问过你|租户|学生们|员工们|队员们|别人的聊天|别人的记忆"
     ),

@@ -59,11 +59,13 @@ _CONNECTION = re.compile(
     r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:(?P<value>[^\s:/@]{4,128})@[\w.-]+",
     re.IGNORECASE,
 )
-# "login is admin / S3cret!" — a user name and a password side by side.
+# "login is admin / S3cret!", "login sam@x.com pass S3cret!" — a user name and a password
+# side by side. Never inside a web address ("user shared https://arxiv.org/abs/2302.12173").
 _USER_PASS = re.compile(
     r"(?:\b(?:login|credentials?|creds|account|user(?:name)?|vpn)\b|登录|账号|帐号|用户名)"
-    r"[^\n]{0,30}?[\w.@-]{1,40}"
-    r"\s*/\s*(?:pass(?:word)?\s+)?(?P<value>[^\s/]{6,64})",
+    r"(?:(?!://)[^\n]){0,30}?(?<![/:])[\w.@-]{1,40}"
+    r"(?:\s*/\s*(?:pass(?:word)?\s+)?|\s+(?:pass(?:word)?|pwd?|密码)\s*[:=]?\s*)"
+    r"(?P<value>[^\s/]{6,64})",
     re.IGNORECASE,
 )
 # Backup / recovery codes: several digit groups after their name.
@@ -132,7 +134,7 @@ def find_secrets(folded: str) -> list[tuple[str, str, str]]:
     checks: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
         ("credential-assignment", _ASSIGNMENT, _ASSIGNMENT_ANCHORS),
         ("connection-string", _CONNECTION, ("://",)),
-        ("credential-assignment", _USER_PASS, ("/",)),
+        ("credential-assignment", _USER_PASS, ("/", " pass", " pw", "密码")),
     )
     for name, pattern, anchors in checks:
         if not any(a in lowered for a in anchors):

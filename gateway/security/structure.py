@@ -4,8 +4,8 @@ Phrase rules (:mod:`gateway.security.patterns`) recognise known wording; this mo
 what a note is *for*. A poisoned memory entry is an instruction addressed to the assistant
 that outlives the conversation and points something sensitive somewhere it should not go,
 or that changes who the assistant obeys. Each check below is one such combination of the
-cues in :mod:`gateway.security.cues_target`, :mod:`gateway.security.cues_sink` and
-:mod:`gateway.security.cues_intent`:
+cues in :mod:`gateway.security.cues_target`, :mod:`gateway.security.cues_sink`,
+:mod:`gateway.security.cues_intent` and :mod:`gateway.security.cues_smuggle`:
 
 * ``planted-rule`` — a lasting trigger ("whenever", "以后每当") + something sensitive
   (money, credentials, conversation content) + a destination or a capture of it;
@@ -33,6 +33,7 @@ from collections.abc import Callable
 from gateway.security import cues
 from gateway.security import cues_intent as intent
 from gateway.security import cues_sink as dest
+from gateway.security import cues_smuggle as smuggle
 from gateway.security import cues_target as target
 from gateway.security.cues import Cue, Text
 
@@ -149,6 +150,7 @@ def _authority(text: Text) -> str | None:
         or target.RIGHTS.search(rest)
         or target.CREDENTIAL.search(rest)
         or target.DATA.search(rest)
+        or dest.OTHERS_GAVE.search(rest)
     )
     return f"{claim.group()} … {wanted.group()}" if wanted else None
 
@@ -200,14 +202,14 @@ def _outbound(text: Text) -> str | None:
 
 
 def _role_prefix(text: Text) -> str | None:
-    for marker in intent.ROLE_PREFIX.finditer(text):
-        if intent.DIRECTIVE.search(text, marker.end()):
+    for marker in smuggle.ROLE_PREFIX.finditer(text):
+        if smuggle.DIRECTIVE.search(text, marker.end()):
             return marker.group().strip()
     return None
 
 
 def _override(text: Text) -> str | None:
-    hit = intent.OVERRIDE.search(text)
+    hit = smuggle.OVERRIDE.search(text)
     if hit is None or (cues.quoted(text.lowered, hit) and intent.DISCUSSION.search(text)):
         return None
     return hit.group()
@@ -227,7 +229,7 @@ _CHECKS: tuple[tuple[str, str, Callable[[Text], str | None]], ...] = (
     ("staff-impersonation", PRIVILEGE_CLAIM, _staff),
     ("config-tampering", CONFIG_TAMPERING, _config),
     ("outbound-data-link", MARKDOWN_EXFILTRATION, _outbound),
-    ("translate-then-execute", INJECTION, lambda t: _first(intent.TRANSLATE_EXECUTE, t)),
+    ("translate-then-execute", INJECTION, lambda t: _first(smuggle.TRANSLATE_EXECUTE, t)),
     ("role-prefix", INJECTION, _role_prefix),
     ("prompt-override", INJECTION, _override),
     ("role-hijack", ROLE_HIJACK, lambda t: _first(intent.ROLEPLAY_SECRETS, t)),
