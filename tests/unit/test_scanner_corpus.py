@@ -21,7 +21,7 @@ from types import ModuleType
 
 import pytest
 
-from gateway.security import cues_intent, cues_sink, cues_target
+from gateway.security import cues_intent, cues_sink, cues_smuggle, cues_target
 from gateway.security.cues import Cue, Text
 from gateway.security.scanner import scan
 from gateway.security.unicode import fold
@@ -92,7 +92,7 @@ def _report(
     return "\n".join(lines)
 
 
-SPLITS = ["tune", "heldout"] + [f"heldout{n}" for n in range(2, 7)]
+SPLITS = ["tune", "heldout"] + [f"heldout{n}" for n in range(2, 8)]
 
 
 @pytest.mark.parametrize("split", SPLITS)
@@ -120,7 +120,7 @@ def test_every_attack_category_is_caught_in_both_languages() -> None:
 def _all_cues() -> list[tuple[str, Cue]]:
     return [
         (name, value)
-        for module in (cues_target, cues_sink, cues_intent)
+        for module in (cues_target, cues_sink, cues_intent, cues_smuggle)
         for name, value in vars(module).items()
         if isinstance(value, Cue)
     ]
