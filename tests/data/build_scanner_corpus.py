@@ -16,8 +16,10 @@ and its misses then informed a second round of (general) changes, so a fresh bat
 written before that round, in ``scanner_corpus/round2/``, by the same method: every line
 there is ``heldout2``. ``heldout2`` scored 72 % once, so its misses drove a third round,
 and ``round3/`` (``heldout3``) was written before that round began; likewise
-``round4/`` (``heldout4``) before the fourth and ``round5/`` (``heldout5``) before the
-fifth. Run
+``round4/`` (``heldout4``) before the fourth, ``round5/`` (``heldout5``) before the
+fifth and ``round6/`` (``heldout6``, another author's registers) before the sixth;
+``round7/`` (``heldout7``) was written after the sixth round and scored once before the
+seventh, as the estimate of generalization. Run
 ``python tests/data/build_scanner_corpus.py`` to rebuild; the output is deterministic.
 """
 
