@@ -144,7 +144,7 @@ STAFF = cue(
     r"|反诈中心|处理中心|云服务商|外包|技术支持|总部|總部|财务部|財務部|人事部|行政部|法务部|技术部"
     r"|技術部"
     r"|信息部|运营部|營運部|客服部|风控部|風控部|安全部|官方|團隊|部門|客服中心|技術支援"
-    r"|(?<![全内外大])[\u4e00-\u9fff]{1,3}部(?:门|門)?(?=正式|通知|公告|[:：]|提醒|发来|发的)",
+    r"|(?<=[\u4e00-\u9fff])(?<![全内外大])部(?:门|門)?(?=正式|通知|公告|[:：]|提醒|发来|发的)",
     anchors=(
         "anthropic|on|ops|openai|telegram|discord|microsoft|google|apple|paypal|stripe|mnemogate|"
         "honcho|support|help|team|staff|department|center|centre|desk|trust|it |"
