@@ -9,7 +9,8 @@
   :mod:`gateway.security.layers` — rot13, leetspeak, spaced-out and percent-encoded readings.
 * :mod:`gateway.security.structure` — checks that block a note for what it does (lasting
   rules steering money or data, authority claims, config tampering, outbound links, …),
-  built from the cues in ``cues_target`` / ``cues_intent`` (machinery in ``cues``).
+  built from the cues in ``cues_target`` / ``cues_sink`` / ``cues_intent`` /
+  ``cues_smuggle`` (machinery in ``cues``).
 * :mod:`gateway.security.secrets` — token formats and credentials with real-looking values.
 * :mod:`gateway.security.patterns` — the rule table, assembled from ``patterns_en``,
   ``patterns_zh`` and ``patterns_code``; :mod:`gateway.security.rules` builds the rules.

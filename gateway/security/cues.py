@@ -5,8 +5,11 @@ folded text (see :mod:`gateway.security.unicode`), lowercased unless the cue is 
 A cue alone proves nothing — "always", "password", a URL and "I am the admin" all occur in
 ordinary notes — and no cue is ever a finding by itself; :mod:`gateway.security.structure`
 decides which *combinations* are. The cues themselves live in
-:mod:`gateway.security.cues_target` (what lasts, what is sensitive, where it goes) and
-:mod:`gateway.security.cues_intent` (who speaks, and how instructions are smuggled in).
+:mod:`gateway.security.cues_target` (what lasts, what is sensitive, what configures the
+assistant), :mod:`gateway.security.cues_sink` (where it goes: addresses, hand-over verbs,
+links), :mod:`gateway.security.cues_intent` (who speaks and what they ask for) and
+:mod:`gateway.security.cues_smuggle` (instructions smuggled in: role markers, translation,
+overrides).
 """
 
 from __future__ import annotations

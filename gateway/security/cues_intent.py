@@ -1,7 +1,7 @@
-"""Cues about *who* speaks and *how* instructions are smuggled in.
+"""Cues about *who* speaks and what they ask for.
 
-Claims of authority, privileged staff, requests for rights; links left open for data;
-translate-then-execute; ``system:`` role prefixes; override phrasing. See
+Claims of authority or kinship, appointments, privileged staff and departments, requests
+for rights or for what other people told the assistant, prompt leaks. See
 :mod:`gateway.security.cues` for how a cue is matched.
 """
 
@@ -27,12 +27,20 @@ AUTHORITY = cue(
     r"(?:access|role|rights|privileges|administrator|admin|owner)",
     r"\b(?:authori[sz]ed|approved) by (?:the )?(?:owner|management|admin)|\bowner override"
     r"|\bi built you\b|\byour creator\b|\bfrom the owner\b",
-    r"(?:我是|我係|俺是|我才是|本人是|本人为|作为|身为|这个用户是|该用户是|此用户是)"
+    r"(?:我是|我係|俺是|我才是|本人是|本人为|本人系|本人係|作为|作為|身为|身為|这个用户是|该用户是"
+    r"|此用户是|我就是)"
     r"(?:这个|这|本|你的|您的|平台的?|机器人的?|系统的?|群的?|公司的?|真正的|这机器人的|本服务的)?"
     + G
     + r"{0,6}?(?:主人|管理员|管理員|开发者|创造者|创建者|所有者|老板|群主|群管|运维|负责人"
     r"|超级管理员"
-    r"|家长|警察|审计员|付费的人|部署)",
+    r"|家长|警察|审计员|付费的人|部署|控制者|专员|專員|擁有者|拥有者|開發者|負責人|管理者|主管|主任"
+    r"|经理|經理|老闆|站长|站長|版主|督导|家長|爸爸|妈妈|父亲|母亲|监护人|总监|總監|总裁|董事"
+    r"|(?<![a-z])(?:cto|ceo|cfo)(?![a-z]))|(?:我|本人)有(?:权|權)|(?:凭|憑)(?:我的?|本人的?)?"
+    + G
+    + r"{0,8}?(?:权限|權限|身份|权力)|(?:被|已被)?(?:任命|指定|委任)为|担任"
+    + G
+    + r"{0,8}?(?:审计|管理|负责)"
+    r"|(?:交|付|出)" + G + r"{0,8}?(?:钱|费)的(?:人)?(?:是|就是)我",
     r"(?:我有|我拥有|我具有)\s*(?<![a-z0-9_])(?:root|管理员|最高|所有者"
     r"|owner)(?![a-z0-9_])?\s*权限|都归我|都是我的|被授予" + G + r"{0,8}?(?:身份|权限)"
     r"|角色" + G + r"{0,8}?(?:升级|提升)|管理员已经?批准",
@@ -42,18 +50,42 @@ AUTHORITY = cue(
     r" (?:this|the|our) (?:bot|instance|server|deployment|gateway|workspace|group|account"
     r"|company|chat)\b|\bi'm in charge of\b|\bmy (?:dad|mom|father|mother|boss|company)"
     r" owns\b|\b(?:i'm|i am|as|being|since i'm|speaking as)(?: the| a| an| your)?"
+    r" (?:[a-z-]+ ){0,2}?(?:manager|officer|controller|coordinator|administrator|supervisor"
+    r"|director|lead|head|chief|owner|admin|operator|custodian|steward|guardian|principal)\b"
+    r"|\b(?:admin|owner|operator|administrator|boss) \((?:that's|that is|it's|i'm) me\)"
+    r"|\bpursuant to my (?:role|position|capacity|authority)\b|\bin my (?:capacity|role) as\b"
+    r"|\((?:me|that's me|that is me|it's me|i am)\)|\bi(?:'m| am|'ve been| have been) (?:the |their"
+    r" |his |her |your )?(?:father|mother|dad|mum|mom|parent|guardian|husband|wife|spouse)\b"
+    r"|\b(?:appointed|named|made|assigned|designated|hired|elected) (?:as )?(?:the |an? )?(?:\w+ )?"
+    r"(?:auditor|admin\w*|owner|moderator|officer|manager|supervisor|controller|lead|head)\b"
+    r"|\bi(?:'m| am) (?:authori[sz]ed|entitled|permitted|allowed|cleared|empowered) to\b"
+    r"|\bi have (?:the )?(?:right|authority|clearance) to\b|\bwith my (?:root|owner|admin|elevated"
+    r"|full|superuser|moderator) \w+"
+    r"|\b(?:who|i) (?:set|put|spun) (?:this|the|you) (?:\w+ )?up\b"
+    r"|\b(?:i'm|i am|as|being|since i'm|speaking as)(?: the| a| an| your)?"
     r" (?:team lead|lead|head of \w+|manager|founder|supervisor|director|workspace owner"
     r"|account administrator|rightful owner|bot owner|group's founder)\b|\b(?:the )?(?:bot )?"
     r"owner (?:here|again)\b|\bthe owner asked me\b",
     r"我(?:是|才是)?(?:搭建|部署|运营|创建|建立|安装)(?:了)?(?:这个|本)?" + G + r"{0,6}?的人"
     r"|我负责(?:运营|管理|维护)?(?:这个|本)?(?:实例|部署|机器人|服务器|群)|(?:这个部署|这个机器人"
-    r"|服务器(?:费用)?)(?:是)?(?:我负责的|我的|我出的)|(?:我是|作为|身为)" + G + r"{0,8}?(?:版主"
+    r"|這個機器人|伺服器|服务器(?:费用)?)(?:是)?(?:我负责的|我的|我出的)|(?:我是|作为|身为)"
+    + G
+    + r"{0,8}?(?:版主"
     r"|主管|组长|经理|创始人|创建人|机器人主人|人事|负责人)|主人让我",
     anchors=(
         "who set up|who setup|who built|who deployed|who runs|who manages|who pays|"
         "who created|who made|who installed|i run|i manage|i own|i operate|i maintain|"
         "i set up|i deployed|i created|i built|i founded|i host|in charge|owns|lead|head of|"
-        "manager|founder|supervisor|director|owner|搭建|部署|运营|创建|建立|安装|负责|我出的|"
+        "manager|founder|supervisor|director|owner|officer|controller|coordinator|chief|head|"
+        "custodian|steward|principal|pursuant|in my|set|put|spun|(me)|(that|(it's|(i am)|father"
+        "|mother|dad|mum|mom|parent|guardian|husband|wife|spouse|appointed|named|made|assigned|"
+        "designated|hired|elected|authoris|authoriz|entitled|permitted|allowed|cleared|empowered|"
+        "i have|with my|爸爸|妈妈|父亲|母亲|监护人|總監|总监|总裁|董事|我有权|本人有权|我有權|凭|憑"
+        "|被任命|"
+        "被指定|被委任|担任|是我|控制者|专员|專員|擁有者|拥有者"
+        "|開發者"
+        "|負責人|管理者|主管|主任|经理|經理|老闆|站长|站長|督导|家長|本人|作為|身為|我就是|伺服器"
+        "|這個機器人|搭建|部署|运营|创建|建立|安装|负责|我出的|"
         "版主|主管|组长|经理|创始人|创建人|人事|主人让我|"
         "owner|admin|operator|dev|creator|maker|ceo|boss|moderator|superuser|"
         "root|maintainer|guardian|auditor|parent|one who|person who|police|"
@@ -69,10 +101,14 @@ REQUEST = cue(
     r"|enable|export|dump|list|show|send|forward|reveal|print|provide|share|read|see|view"
     r"|access|delete|disable|comply|require|need|entitled|permitted|allowed|may|can|should"
     r"|order|instruct\w*|read\w*|see\w*|transfer|request|loop me in|cc me|copy me|include me"
-    r"|let me (?:see|read|view))\b",
+    r"|let me (?:see|read|view)|disclos\w*|reveal\w*|provid\w*|hand\w* over|surrender|release"
+    r"|produce|furnish|print\w*|paste|post|output|obliged|owe|unlock|tell me|gimme|lemme|bring"
+    r"|pull up|fetch|display|summari[sz]e|know|hear|learn|find out)\b",
     r"给我|俾我|发给我|告诉我|转给我|抄给我|同步给我|授权|开通|开放|解锁|提升|加入|加到|加为|设为"
     r"|设成|导出|列出|查看|看到|看看|睇|转发|提供|转给|发我|给俺|可以|要求|必须|读取|拥有|需要|有权"
-    r"|看",
+    r"|看|披露|贴出|貼出|发出来|發出來|公开|公開|交出|调出|調出|拿出|讲给|講給|说给|说出|升级|升級"
+    r"|加上"
+    r"|给予|給予|給我|提供給|開通|開放|解鎖|權限|知道|了解|听听",
     anchors=(
         "grant|give|hand|unlock|elevate|promote|add|make|whitelist|"
         "allowlist|approve|enable|export|dump|list|show|send|forward|"
@@ -82,7 +118,11 @@ REQUEST = cue(
         "|告诉我|"
         "转给我|抄给我|同步给我|授权|开通|开放|解锁|提升|加入|加到|加为|设为|设成|导出|列出"
         "|查看|看到|看看|睇|"
-        "转发|提供|转给|发我|给俺|可以|要求|必须|读取|拥有|需要|有权|看"
+        "转发|提供|转给|发我|给俺|可以|要求|必须|读取|拥有|需要|有权|看|disclos|surrender|release"
+        "|produce|furnish|paste|post|output|obliged|owe|tell|gimme|lemme|bring|pull|fetch|display"
+        "|summari|披露|贴出|貼出|发出来|發出來|公开|公開|交出|调出|調出|拿出|讲给|講給|说给|说出"
+        "|升级"
+        "|升級|加上|给予|給予|給我|提供給|開通|開放|解鎖|權限|know|hear|learn|find|知道|了解|听听"
     ),
 )
 STAFF = cue(
@@ -92,18 +132,30 @@ STAFF = cue(
     r" success|it) (?:team|staff|department|center|centre|desk)|trust (?:&|and) safety"
     r"|it (?:helpdesk|department|support)|sysadmin|system administrator|maintainers"
     r"|compliance department|security operations|bank|noc|hosting provider|resolution center"
-    r"|contractors?|on-call|ops)\b",
+    r"|contractors?|on-call|ops|headquarters|hq|head office|(?:billing|finance|accounts|payroll"
+    r"|accounting|legal|hr|platform|treasury|risk|audit|admin) (?:team|department|dept|desk|office"
+    r"|division|unit|security|support|ops)|[a-z]+ desk|(?:it's|this is) (?:it|i\.t\.) (?:from|at"
+    r"|here|support|desk)"
+    r"|platform (?:security|support|safety|ops|team))\b",
     r"官方|客服|安全团队|安全中心|开发团队|开发组|工程师|运维|服务台|平台|腾讯|微信支付|支付宝"
     r"|合规部门"
     r"|审核组|审核团队|银行|值班|(?<![a-z0-9_])(?:telegram|openai|anthropic|discord|paypal"
     r"|mnemogate)(?![a-z0-9_])|部门|团队"
-    r"|反诈中心|处理中心|云服务商|外包|技术支持",
+    r"|反诈中心|处理中心|云服务商|外包|技术支持|总部|總部|财务部|財務部|人事部|行政部|法务部|技术部"
+    r"|技術部"
+    r"|信息部|运营部|營運部|客服部|风控部|風控部|安全部|官方|團隊|部門|客服中心|技術支援"
+    r"|(?<=[\u4e00-\u9fff])(?<![全内外大])部(?:门|門)?(?=正式|通知|公告|[:：]|提醒|发来|发的)",
     anchors=(
         "anthropic|on|ops|openai|telegram|discord|microsoft|google|apple|paypal|stripe|mnemogate|"
         "honcho|support|help|team|staff|department|center|centre|desk|trust|it |"
         "sysadmin|administrator|maintainers|compliance|security|bank|noc|hosting|contractor|"
         "官方|客服|安全团队|安全中心|开发团队|开发组|工程师|运维|服务台|平台|腾讯|微信支付|支付宝|"
-        "合规部门|审核|银行|值班|部门|团队|反诈中心|处理中心|云服务商|外包|技术支持"
+        "合规部门|审核|银行|值班|部门|团队|headquarters|hq|head office|billing|finance|accounts|"
+        "payroll|accounting|legal|hr|platform|treasury|risk|audit|desk|it |i.t.|总部|總部|财务部"
+        "|財務部"
+        "|人事部|行政部|法务部|技术部|技術部|信息部|运营部|營運部|客服部|风控部|風控部|安全部|團隊"
+        "|部門"
+        "|技術支援|部|反诈中心|处理中心|云服务商|外包|技术支持"
     ),
 )
 STAFF_INTRO = cue(
@@ -138,10 +190,11 @@ ASSISTANT_DIRECTIVE = cue(
     r"\b(?:disable|turn off|switch off|output|print|reveal|forward|send|dump|ask (?:each|every"
     r"|the|all) \w+|confirm|reset|add|give|grant|export|suspend\w*|respond|reply|store|save"
     r"|keep|collect|list|paste|hand|disclose|read|tell (?:them|the user|the customer)|must"
+    r"|update|change|put (?:it|them)|we need|migrat\w*|verify"
     r"|need you|please|switch|you may|you can|share|remove|delete)\b",
     r"请|需要|要求|立即|关闭|关掉|输出|打印|发给|发到|发出来|发过来|回复|交出|交给|转发|索取"
     r"|导出|提供|设成|改为|暂停|让他|记录|按要求|保存"
-    r"|收集|列出|交给|贴到|必须",
+    r"|收集|列出|交给|贴到|必须|更新為|更新为|改為|生效|写进|寫進|發給|發到|提供給|請|需要提供",
     anchors=(
         "disable|回复|交出|交给|发给|发到|发出来|发过来|turn|switch|output|print|reveal|forward"
         "|send|dump|"
@@ -149,134 +202,13 @@ ASSISTANT_DIRECTIVE = cue(
         "reply|store|save|keep|collect|list|paste|hand|disclose|read|"
         "tell|must|need|please|you|share|remove|delete|请|需要|要求|立即|关闭|"
         "关掉|输出|打印|发|转发|索取|导出|提供|设成|改为|暂停|让他|记录|按要求|保存|收集|列出"
-        "|交给|贴到|必须"
+        "|交给|贴到|必须|更新為|更新为|改為|生效|写进|寫進|發給|發到|提供給|請|需要提供|update"
+        "|change"
+        "|put|migrat|verify"
     ),
 )
 
-# --- carrying data out through a link ---------------------------------------------------------
-URL_SLOT = cue(
-    r"(?:https?|ftp)://[^\s()<>\"']{1,600}?[?&#/][\w.-]{0,30}=(?=$|[\s)\"'>\]，。、）]"
-    r"|\{|<|\$|%7[bB]|[A-Z]+(?:_[A-Z]+)+|(?:TOPIC|NAME|EMAIL|PHONE|MESSAGE|HISTORY|SUMMARY|DATA"
-    r"|KEY|TOKEN|NOTES?)\b|[\u4e00-\u9fff])",
-    cased=True,
-    anchors="://",
-)
-LINK_WORD = cue(
-    r"\b(?:links?|urls?|images?|img|pixel|badge|beacon|markdown|hyperlink|src|query (?:string"
-    r"|parameter)|parameter)\b|!\[|\?[\w.-]{1,20}=",
-    r"链接|图片|网址|参数|(?<![a-z0-9_])(?:url|img)(?![a-z0-9_])",
-    anchors=(
-        "link|url|image|img|pixel|badge|beacon|markdown|src|query|parameter|![|"
-        "?|链接|图片|网址|参数"
-    ),
-)
-CARRY = cue(
-    r"\b(?:append\w*|add\w*|include\w*|put|plus|followed by|attach\w*|encod\w*|fill\w*|replac\w*"
-    r"|contain\w*|carr\w*|load|render|embed\w*|after [a-z]+=|with the (?:full |whole )?(?:summary"
-    r"|conversation|key|content)|as the content|as a query)\b",
-    r"拼|接在|接上|附|带上|放上|放到|放在|填入|替换成|加上|加到|后面|里放|编码|带一个",
-    anchors=(
-        "append|carr|add|include|put|plus|followed|attach|encod|fill|"
-        "replac|contain|load|render|embed|after|with|as|拼|接在|接上|附|带上|"
-        "放上|放到|放在|填入|替换成|加上|加到|后面|里放|编码|带一个"
-    ),
-)
-
-# --- instructions smuggled through translation or a role marker -------------------------------
-TRANSLATE_EXECUTE = cue(
-    r"\b(?:translat\w*|decod\w*|convert\w*|interpret\w*|render\w* (?:it|this|that)|turn (?:it"
-    r"|this|that)|unscrambl\w*|revers\w*|flip\w*)\b[^\n]{0,160}?\b(?:and|then|,|;|:)"
-    r"\s*(?:then\s+)?(?:just\s+|immediately\s+)?(?:do (?:it|what|exactly|as)|carry (?:it )?out"
-    r"|execute|obey|follow|act on|perform|run it|comply|do the task|apply it|treat (?:it|the"
-    r" result|the translation|that|this) as (?:a |an |your )?(?:command|instruction|order"
-    r"|directive)|whatever it (?:says|tells you|asks))",
-    r"\btreat (?:the|its|this) translation\b|\bfirst translate, then\b|\bstep \d\W{0,3} do what"
-    r" it says|\btranslat\w* [^\n]{0,60}\btreat it as (?:a |an )?(?:command|instruction|order)",
-    r"(?:翻译|翻成|译成|译|转成|解码|理解|正过来|倒过来)" + G + r"{0,80}?(?:照着?执行|照着?做|照办"
-    r"|执行|按照?(?:它|译文|其中)?" + G + r"{0,6}?(?:做|操作)|当作" + G + r"{0,6}?(?:指令|命令)"
-    r"|当成" + G + r"{0,6}?(?:指令|命令)|去完成|就当是我说的|你就做什么|去做|照(?:他|她|它)说的做)",
-    anchors=(
-        "translat|decod|convert|interpret|render|turn|unscrambl|revers|flip|step|"
-        "翻译|翻成|译|转成|解码|理解|正过来|倒过来"
-    ),
-)
-ROLE_PREFIX = cue(
-    r"(?:^|[\n.!?。！？]\s{0,3}|\s{2,})[#>*=~\-\s]{0,6}[\[({<【|]{0,3}\s{0,2}(?:system|sys|admin"
-    r"|administrator|developer mode|developer|root|(?:system|sys) (?:note|notice|message|msg"
-    r"|prompt(?: update)?|override|instruction|alert|update)|note from system|assistant"
-    r" instructions \([^)\n]{0,30}\))\s{0,2}(?:[\])}>】|]{1,3}|:|—|-{1,3}|={2,}|#{2,}|>>)",
-    r"[\"']role[\"']\s*:\s*[\"']system[\"']",
-    r"(?:^|[\n.!?。！？]\s{0,3})[#>*=~\-\s]{0,6}[\[【<(（|]{0,2}\s{0,2}(?:系统|系統|管理员"
-    r"|管理員|开发者)(?:消息|提示|通知|指令|公告|说明|更新)?\s{0,2}(?:[\]】>)）|]|[:：]|[（(]"
-    r"|-{1,3}|#{2,}|>>)|[\[【]\s{0,2}(?:系统|系統)(?:备注|说明|更新|公告)\s{0,2}[\]】]",
-    anchors=(
-        "system|sys|admin|developer|root|assistant instructions|role|系统|系統|管理员|管理員|开发者"
-    ),
-)
-DIRECTIVE = cue(
-    r"\b(?:you|your|assistant|the user|this user|must|always|never|now|ignore|reveal|grant"
-    r"|send|forward|answer|respond|follow|obey|trust|share|owner|admin|policy|instructions"
-    r"|mode|safety|override|disabled|dump|print|void|priority|include|approval|access|allowed"
-    r"|enabled|required|permitted|data|memory|memories|disabl\w*|enabl\w*|approvals?)\b",
-    r"你|助手|用户|使用者|必须|以后|忽略|透露|授予|发|转发|回答|服从|主人|管理员|权限|模式|政策"
-    r"|指令"
-    r"|配置|审批|作废|执行|照办|规则|数据|可以|给|成员|访问|批准|记忆|不要|允许|关闭|条目|信任",
-    anchors=(
-        "you|信任|assistant|disabl|enabl|approval|the|this|must|always|never|now|ignore|reveal|"
-        "规则|数据|可以|给|成员|访问|批准|记忆|不要|允许|关闭|条目|"
-        "grant|send|forward|answer|respond|follow|obey|trust|share|"
-        "owner|admin|policy|instructions|mode|safety|override|"
-        "disabled|dump|print|void|priority|include|approval|access|"
-        "allowed|enabled|required|permitted|data|memor|你|助手|用户|使用者|"
-        "必须|以后|忽略|透露|授予|发|转发|回答|服从|主人|管理员|权限|模式|政策|指令|配置|审批"
-        "|作废|执行|照办"
-    ),
-)
-
-# --- instructions that replace the assistant's own -------------------------------------------
-OVERRIDE = cue(
-    r"\b(?:ignore|disregard|forget|drop|abandon|stop following|don't follow|do not follow"
-    r"|set aside|discard|override|overrule|scrap|throw (?:away|out)|don't bother with"
-    r"|bin)\b[^.!?\n]{0,40}?\b(?:rules|instructions|guidelines|guidance|configured"
-    r"|configuration|settings|programming|safety|restrictions|policies|prompt|orders|guardrails"
-    r"|brief)\b",
-    r"\b(?:rules|instructions|guidelines|guidance|context|prompt|configured with|settings"
-    r"|guardrails|told before|anything above|everything above|polic(?:y|ies))\b[^.!?\n]{0,40}?"
-    r"\b(?:suspended|lifted|paused|obsolete"
-    r"|void|irrelevant|outdated|superseded|supersede|no longer (?:appl\w*|count\w*|valid"
-    r"|matter)|a test|(?:don't|do not|doesn't) (?:count|exist|apply)|cancel\w*|just"
-    r" suggestions|switched off|turned off|counts? any ?more|only ones? that count)",
-    r"\b(?:new|priority|real) (?:instructions|brief|rules)\b[^.!?\n]{0,30}?\b(?:supersede"
-    r"|follow|override|take priority|replace|is in|are in)"
-    r"|\b(?:this|the) (?:note|entry|memory|instruction)s? (?:takes priority|is your (?:rulebook"
-    r"|rules|instructions|brief)|overrides)|\byou follow mine\b|\bact on the lines below\b"
-    r"|\bobey only (?:this|me|my)\b|\b(?:only )?take orders (?:only )?from me\b"
-    r"|\banswer only to me\b|\bonly (?:obey|follow|listen to) (?:this|me|my)\b"
-    r"|\bpretend (?:your|the) (?:guardrails|rules|guidelines|safety\w*|restrictions)"
-    r" (?:don't|do not) exist",
-    r"(?:忘掉|忘记|忽略|无视|别管|不再遵守|放下|抛开|不用管|扔掉|推翻)"
-    + G
-    + r"{0,16}?(?:规则|设置|指令|设定|规定|准则|安全|指引|配置)",
-    r"(?:主人|你的|给你的)" + G + r"{0,6}?要求" + G + r"{0,8}?(?:扔掉|忽略|不算|作废|别管|推翻)",
-    r"(?:规则|指令|设定|設定|准则|规定|指引|配置|设置|策略|告诉你的|上面的内容)"
-    + G
-    + r"{0,12}?(?:过时|作废|不算数|不算數|不算了|测试|无效|放一边|不再适用|已取消|取消|只是建议"
-    r"|暂停|停用|过期"
-    r"|解除)",
-    r"只听我的|照这条来|照這條來|按这里写的来|真正的任务是|真正的要求在|按下面的来|只服从这条"
-    r"|这条就是你的规则|按我的来",
-    anchors=(
-        "ignore|take orders|answer only|过期|按我的来|polic|策略|disregard|forget|drop|abandon"
-        "|follow|set aside|discard|override|"
-        "overrule|scrap|throw|bother|bin|rules|instructions|guidelines|guidance|context|"
-        "prompt|configured|settings|guardrails|told before|above|brief|takes priority|"
-        "mine|lines below|obey|listen|pretend|忘掉|忘记|忽略|无视|别管|不再遵守|放下|抛开|不用管|"
-        "扔掉|推翻|规则|指令|设定|設定|准则|规定|指引|配置|设置|告诉你的|上面的内容|只听我的"
-        "|照这条来|"
-        "照這條來|按这里写的来|真正的|按下面的来|只服从这条|这条就是你的规则"
-    ),
-)
-
+# --- other requests ------------------------------------------------------------------------
 ROLEPLAY_SECRETS = cue(
     r"\b(?:act as|pretend (?:to be|you are)|play|roleplay as|be)\b[^.\n]{0,60}?\b(?:read|recite"
     r"|tell|say)s?\b[^.\n]{0,40}?\b(?:keys|passwords|tokens|license keys|serials)\b",
@@ -304,7 +236,7 @@ PRIVILEGE_REQUEST = cue(
     r"|\b(?:transfer|hand over|give)\b[^.\n]{0,20}?\b(?:admin|owner|root)\w* (?:rights|access"
     r"|role|permissions|privileges) to me\b"
     r"|\b(?:promote|make|add|put)\b [^.\n]{0,30}?\b(?:to|as|an?) (?:admin|owner|moderator)s?\b",
-    r"把我的?(?:角色|账号|帐号|权限|身份)?(?:提升|升级|设|改)为?\s*(?:管理员|主人|超级"
+    r"把我的?(?:角色|账号|帐号|权限|身份)?(?:提升|升级|设|改)(?:为|成)?\s*(?:管理员|主人|超级"
     r"|(?<![a-z0-9_])(?:owner|admin)(?![a-z0-9_]))|(?:给我|俾我|为我|帮我|给他"
     r"|给这个账号)(?:也)?(?:开通|开|开放|解锁|提升"
     r"|升级|加上)?"
@@ -342,14 +274,6 @@ PRIVATE = cue(
     r"私下|私聊|私信",
     anchors="privat|dms|私下|私聊|私信",
 )
-# A link or image meant not to be noticed, or one whose parameters carry something.
-HIDDEN_LINK = cue(
-    r"\b(?:invisible|hidden|tracking|1x1|tiny|transparent|query (?:string|parameters?)"
-    r"|parameters?|params?)\b",
-    r"看不见|隐藏|隐形|跟踪|透明|参数",
-    anchors="invisible|hidden|tracking|1x1|tiny|transparent|query|param|看不见|隐藏|隐形|跟踪|透明|参数",
-)
-
 # "… send them to me", "把 … 发给我": something handed to the writer.
 TO_ME = cue(
     r"\b(?:give|send|show|share|tell|list|fetch|forward|hand|bring|get|let|lemme|export|dump"

@@ -111,6 +111,10 @@ _SPACED_CJK_RE = re.compile(
 )
 _SEPARATORS_RE = re.compile(r"[ .·_*-]")
 _DOTTED_RE = re.compile(r"[^\W_][.·_*-][^\W_][.·_*-][^\W_]")
+# A run of letters joined by dots (no spaces): one word, so "d.i.s.a.b.l.e y.o.u.r" keeps
+# the space between its words.
+_DOTTED_RUN_RE = re.compile(r"(?<![^\W_])(?:[^\W_][.·_*-]){2,}[^\W_](?![^\W_])")
+_PUNCT_SEPARATORS_RE = re.compile(r"[.·_*-]")
 
 
 def _english_words(words: list[str], vocabulary: frozenset[str] = _COMMON) -> int:
@@ -152,6 +156,8 @@ def _leet(text: str) -> list[str]:
             pattern.sub(lambda m: m.group().lower().translate(_LEET_L).translate(_LEET_I), text)
         )
     if heavy:
+        # Numbers stay numbers in one reading: "p1n 4417" is a PIN, not "pin aait".
+        readings.append(_LEET_WORD_RE.sub(lambda m: m.group().lower().translate(_LEET_I), text))
         return readings
     # A few mixed tokens are worth a rescan only when the reading has more English in it
     # ("B1 level, 2FA" has not).
@@ -167,7 +173,9 @@ def _respaced(raw: str) -> str | None:
     joined = raw
     if not raw.isascii() and (singles >= 3 or any(c in raw for c in ".·_*-")):
         joined = _SPACED_CJK_RE.sub(lambda m: _SEPARATORS_RE.sub("", m.group()), joined)
-    if singles >= 3 or dotted:
+    if dotted:
+        joined = _DOTTED_RUN_RE.sub(lambda m: _PUNCT_SEPARATORS_RE.sub("", m.group()), joined)
+    if singles >= 3:
         joined = _SPACED_LATIN_RE.sub(lambda m: _SEPARATORS_RE.sub("", m.group()), joined)
     return joined if joined != raw else None
 

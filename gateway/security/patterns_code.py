@@ -70,7 +70,8 @@ NETWORK_EXFILTRATION = technical(
         r"(?:\b(?:env|printenv)\b|\b(?:cat|base64|tar|gpg|xxd|head|tail)\b[^\n|;]{0,120}?"
         r"{secret_path})[^\n|;]{0,120}?\|\s*(?:[^\n|;]{0,40}\|\s*)?"
         r"(?:curl|wget|nc|ncat|netcat|socat|telnet|openssl)\b",
-        r"\b(?:nc|ncat|netcat|socat|telnet)\b[^\n;|]{0,120}?<\s*[\"']?[^\s\"']{0,120}?{secret_path}",
+        r"\b(?:nc|ncat|netcat|socat|telnet)\b[^\n;"
+        r"|]{0,120}?<\s*[\"']?[^\s\"']{0,120}?{secret_path}",
         r"\b(?:tar|zip|cat|base64|gpg)\b[^\n|;]{0,80}?(?:~|\$HOME|/root)/\.(?:ssh|aws|gnupg|kube"
         r"|docker)\b[^\n]{0,60}?\|\s*(?:curl|wget|nc|ncat|netcat)\b",
         r"\b(?:scp|rsync|sftp)\b[^\n;|]{0,120}?{secret_path}[^\n;|]{0,120}?\s(?:[\w.-]+@)?[\w.-]+:",

@@ -46,7 +46,8 @@ _PLACEHOLDER = re.compile(
 )
 # A credential's name, up to a few words of what it is for, then "is / = / : / 是 / 为".
 _ASSIGNMENT = re.compile(
-    r"(?:\b(?:password|passwd|passphrase|pwd|pass ?code|pin|secret(?:[ _-]?(?:access[ _-]?)?key)?"
+    r"(?:\b(?:password|passwd|passphrase|pwd|pw|pass ?code|pin"
+    r"|secret(?:[ _-]?(?:access[ _-]?)?key)?"
     r"|api[ _-]?key|apikey|access[ _-]?key(?:[ _-]?(?:id|secret))?|access[ _-]?token"
     r"|auth[ _-]?token|token|client[ _-]?secret|private[ _-]?key|wi-?fi (?:key|password)"
     r"|accesskey secret|account[ _-]?key)\b(?:[ \w'-]{0,30}?)(?:\s+(?:is|was)\s+|\s*[=:]\s*|\s+)"
@@ -58,11 +59,13 @@ _CONNECTION = re.compile(
     r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,64}:(?P<value>[^\s:/@]{4,128})@[\w.-]+",
     re.IGNORECASE,
 )
-# "login is admin / S3cret!" — a user name and a password side by side.
+# "login is admin / S3cret!", "login sam@x.com pass S3cret!" — a user name and a password
+# side by side. Never inside a web address ("user shared https://arxiv.org/abs/2302.12173").
 _USER_PASS = re.compile(
     r"(?:\b(?:login|credentials?|creds|account|user(?:name)?|vpn)\b|登录|账号|帐号|用户名)"
-    r"[^\n]{0,30}?[\w.@-]{1,40}"
-    r"\s*/\s*(?:pass(?:word)?\s+)?(?P<value>[^\s/]{6,64})",
+    r"(?:(?!://)[^\n]){0,30}?(?<![/:])[\w.@-]{1,40}"
+    r"(?:\s*/\s*(?:pass(?:word)?\s+)?|\s+(?:pass(?:word)?|pwd?|密码)\s*[:=]?\s*)"
+    r"(?P<value>[^\s/]{6,64})",
     re.IGNORECASE,
 )
 # Backup / recovery codes: several digit groups after their name.
@@ -103,7 +106,19 @@ def _shown(text: str) -> str:
     return f"{text[:4]}…[redacted]"
 
 
-_ASSIGNMENT_ANCHORS = ("pass", "pwd", "pin", "secret", "key", "token", "密", "秘钥", "口令", "令牌")
+_ASSIGNMENT_ANCHORS = (
+    "pass",
+    "pwd",
+    "pw",
+    "pin",
+    "secret",
+    "key",
+    "token",
+    "密",
+    "秘钥",
+    "口令",
+    "令牌",
+)
 _SEED_ANCHORS = ("seed", "mnemonic", "recovery", "助记词")
 _PIN_ANCHORS = ("pin", "密码", "口令")
 
@@ -119,7 +134,7 @@ def find_secrets(folded: str) -> list[tuple[str, str, str]]:
     checks: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
         ("credential-assignment", _ASSIGNMENT, _ASSIGNMENT_ANCHORS),
         ("connection-string", _CONNECTION, ("://",)),
-        ("credential-assignment", _USER_PASS, ("/",)),
+        ("credential-assignment", _USER_PASS, ("/", " pass", " pw", "密码")),
     )
     for name, pattern, anchors in checks:
         if not any(a in lowered for a in anchors):

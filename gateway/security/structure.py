@@ -4,7 +4,8 @@ Phrase rules (:mod:`gateway.security.patterns`) recognise known wording; this mo
 what a note is *for*. A poisoned memory entry is an instruction addressed to the assistant
 that outlives the conversation and points something sensitive somewhere it should not go,
 or that changes who the assistant obeys. Each check below is one such combination of the
-cues in :mod:`gateway.security.cues_target` and :mod:`gateway.security.cues_intent`:
+cues in :mod:`gateway.security.cues_target`, :mod:`gateway.security.cues_sink`,
+:mod:`gateway.security.cues_intent` and :mod:`gateway.security.cues_smuggle`:
 
 * ``planted-rule`` — a lasting trigger ("whenever", "以后每当") + something sensitive
   (money, credentials, conversation content) + a destination or a capture of it;
@@ -31,6 +32,8 @@ from collections.abc import Callable
 
 from gateway.security import cues
 from gateway.security import cues_intent as intent
+from gateway.security import cues_sink as dest
+from gateway.security import cues_smuggle as smuggle
 from gateway.security import cues_target as target
 from gateway.security.cues import Cue, Text
 
@@ -67,7 +70,7 @@ def _near(first: Cue, second: Cue, text: Text, distance: int) -> str | None:
 
 
 def _sink(text: Text) -> re.Match[str] | None:
-    return target.SINK_ADDRESS.search(text) or target.SINK_NUMBER.search(text)
+    return dest.SINK_ADDRESS.search(text) or dest.SINK_NUMBER.search(text)
 
 
 def _planted(text: Text) -> str | None:
@@ -75,8 +78,8 @@ def _planted(text: Text) -> str | None:
     if trigger is None:
         return None
     outside = _sink(text)
-    sends = outside and (target.SEND.search(text) or target.TO_SINK.search(text))
-    if outside and sends and not target.OWN_SINK.search(text):
+    sends = outside and (dest.SEND.search(text) or dest.TO_SINK.search(text))
+    if outside and sends and not dest.OWN_SINK.search(text):
         return trigger.group() + " … " + outside.group()
     money = target.MONEY.search(text)
     credential = target.CREDENTIAL.search(text)
@@ -85,21 +88,27 @@ def _planted(text: Text) -> str | None:
     if sensitive is None:
         return None
     personal = credential or data
-    own = target.OWN_SINK.search(text)
+    own = dest.OWN_SINK.search(text)
+    # The trigger's own words ("if anyone asks", "记住") are not also the capture or the
+    # other people of the rule.
+    rest = text.without(trigger)
     if money and not own:
-        destination = target.SINK_NUMBER.search(text) or target.MONEY_REDIRECT.search(text)
+        destination = dest.SINK_NUMBER.search(text) or dest.MONEY_REDIRECT.search(text)
         if destination:
             return trigger.group() + " … " + destination.group()
+    if money and dest.SWAP.search(text) and (own or _sink(text)):
+        # Other people's money sent somewhere else "instead of" where it belongs.
+        return trigger.group() + " … " + money.group()
     sink = _sink(text)
-    if sink and not own and target.DIVERT.search(text):
+    if sink and not own and dest.DIVERT.search(text):
         return trigger.group() + " … " + sink.group()
-    if target.COVERT.search(text) and target.DIVERT.search(text):
+    if dest.COVERT.search(text) and dest.DIVERT.search(text):
         return trigger.group() + " … " + sensitive.group()
-    if credential and (target.CAPTURE.search(text) or target.SEND.search(text)):
+    if credential and (dest.CAPTURE.search(rest) or dest.SEND.search(text)):
         return trigger.group() + " … " + credential.group()
-    if personal and target.THIRD_PARTY.search(text) and target.ASKER.search(text):
+    if personal and dest.THIRD_PARTY.search(text) and dest.ASKER.search(text):
         return trigger.group() + " … " + personal.group()
-    if personal and target.OTHERS.search(text) and target.DIVERT.search(text):
+    if personal and target.OTHERS.search(rest) and dest.DIVERT.search(text):
         return trigger.group() + " … " + personal.group()
     return None
 
@@ -108,18 +117,18 @@ def _forwarding(text: Text) -> str | None:
     sensitive = target.CREDENTIAL.search(text) or target.DATA.search(text)
     if sensitive is None:
         return None
-    send = target.SEND.search(text)
+    send = dest.SEND.search(text)
     if send is None:
         return None
     sink = _sink(text)
-    if sink is None or target.OWN_SINK.search(text):
+    if sink is None or dest.OWN_SINK.search(text):
         return None
     return f"{send.group()} … {sink.group()}"
 
 
 def _covert_send(text: Text) -> str | None:
-    covert = target.COVERT.search(text)
-    if covert is None or not target.SEND.search(text):
+    covert = dest.COVERT.search(text)
+    if covert is None or not dest.SEND.search(text):
         return None
     sink = _sink(text)
     return f"{covert.group()} … {sink.group()}" if sink else None
@@ -141,13 +150,14 @@ def _authority(text: Text) -> str | None:
         or target.RIGHTS.search(rest)
         or target.CREDENTIAL.search(rest)
         or target.DATA.search(rest)
+        or dest.OTHERS_GAVE.search(rest)
     )
     return f"{claim.group()} … {wanted.group()}" if wanted else None
 
 
 def _others_data(text: Text) -> str | None:
     """A request to hand over what other people told the assistant: no claim needed."""
-    gave = target.OTHERS_GAVE.search(text)
+    gave = dest.OTHERS_GAVE.search(text)
     if gave is None:
         return None
     wanted = intent.TO_ME.search(text)
@@ -179,27 +189,27 @@ def _config(text: Text) -> str | None:
 
 
 def _outbound(text: Text) -> str | None:
-    slot = intent.URL_SLOT.search(text)
-    if slot and (target.DATA.search(text) or intent.CARRY.search(text)):
+    slot = dest.URL_SLOT.search(text)
+    if slot and (target.DATA.search(text) or dest.CARRY.search(text)):
         return slot.group()
-    link = intent.LINK_WORD.search(text)
-    if link is None or not intent.CARRY.search(text):
+    link = dest.LINK_WORD.search(text)
+    if link is None or not dest.CARRY.search(text):
         return None
     sensitive = target.DATA.search(text) or target.CREDENTIAL.search(text)
-    if sensitive and (target.TRIGGER.search(text) or slot or intent.HIDDEN_LINK.search(text)):
+    if sensitive and (target.TRIGGER.search(text) or slot or dest.HIDDEN_LINK.search(text)):
         return f"{link.group()} … {sensitive.group()}"
     return None
 
 
 def _role_prefix(text: Text) -> str | None:
-    for marker in intent.ROLE_PREFIX.finditer(text):
-        if intent.DIRECTIVE.search(text, marker.end()):
+    for marker in smuggle.ROLE_PREFIX.finditer(text):
+        if smuggle.DIRECTIVE.search(text, marker.end()):
             return marker.group().strip()
     return None
 
 
 def _override(text: Text) -> str | None:
-    hit = intent.OVERRIDE.search(text)
+    hit = smuggle.OVERRIDE.search(text)
     if hit is None or (cues.quoted(text.lowered, hit) and intent.DISCUSSION.search(text)):
         return None
     return hit.group()
@@ -219,7 +229,7 @@ _CHECKS: tuple[tuple[str, str, Callable[[Text], str | None]], ...] = (
     ("staff-impersonation", PRIVILEGE_CLAIM, _staff),
     ("config-tampering", CONFIG_TAMPERING, _config),
     ("outbound-data-link", MARKDOWN_EXFILTRATION, _outbound),
-    ("translate-then-execute", INJECTION, lambda t: _first(intent.TRANSLATE_EXECUTE, t)),
+    ("translate-then-execute", INJECTION, lambda t: _first(smuggle.TRANSLATE_EXECUTE, t)),
     ("role-prefix", INJECTION, _role_prefix),
     ("prompt-override", INJECTION, _override),
     ("role-hijack", ROLE_HIJACK, lambda t: _first(intent.ROLEPLAY_SECRETS, t)),

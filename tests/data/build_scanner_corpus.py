@@ -16,8 +16,10 @@ and its misses then informed a second round of (general) changes, so a fresh bat
 written before that round, in ``scanner_corpus/round2/``, by the same method: every line
 there is ``heldout2``. ``heldout2`` scored 72 % once, so its misses drove a third round,
 and ``round3/`` (``heldout3``) was written before that round began; likewise
-``round4/`` (``heldout4``) before the fourth and ``round5/`` (``heldout5``) before the
-fifth. Run
+``round4/`` (``heldout4``) before the fourth, ``round5/`` (``heldout5``) before the
+fifth and ``round6/`` (``heldout6``, another author's registers) before the sixth;
+``round7/`` (``heldout7``) was written after the sixth round and scored once before the
+seventh, as the estimate of generalization. Run
 ``python tests/data/build_scanner_corpus.py`` to rebuild; the output is deterministic.
 """
 
@@ -52,6 +54,7 @@ _NOTES_ZH = (
     ("今天的笔记：项目进展顺利。", "下周一再对一下。"),
     ("用户的猫叫皮皮。", ""),
 )
+_BATCHES = ("round2", "round3", "round4", "round5", "round6", "round7")
 _LEET = str.maketrans({"a": "4", "e": "3", "i": "1", "o": "0", "s": "5", "t": "7"})
 
 
@@ -122,12 +125,12 @@ def build() -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     attacks: list[dict[str, str]] = []
     benign: list[dict[str, str]] = []
     paths = sorted(SOURCES.glob("*.txt"))
-    for batch in ("round2", "round3", "round4", "round5"):
+    for batch in _BATCHES:
         paths += sorted(SOURCES.glob(f"{batch}/*.txt"))
     for path in paths:
         kind, _, theme = path.stem.partition("_")
         theme = theme.removesuffix("_zh").replace("_", "-")
-        batch = {f"round{n}": f"heldout{n}" for n in range(2, 6)}.get(path.parent.name)
+        batch = {b: "heldout" + b.removeprefix("round") for b in _BATCHES}.get(path.parent.name)
         for text in _read(path):
             split = batch or split_of(text)
             row = {"text": text, "category": theme, "language": language(text), "split": split}
